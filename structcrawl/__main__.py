@@ -1,0 +1,5 @@
+import sys
+
+from structcrawl.cli import main
+
+sys.exit(main())
