@@ -1,0 +1,183 @@
+"""Page features from one lxml parse: links with exact XPaths, link collections,
+page schema and bag of tag paths.
+
+* **Link collection** (seed 001 §2, footnote 3): the root-to-link DOM path
+  without positions, each step carrying the element's ``id`` and ``class`` so
+  that presentation properties tell collections apart
+  (``html/body/div#content/ul.books/li/a``).  Tokens of id/class values that
+  contain a digit vary per page (``item-123``) and become ``*``.
+* **Exact XPath** (seed 002 §3.3): the positional path of the link element,
+  in lxml's ``getpath`` form (``/html/body/div[2]/ul/li[4]/a``); when a URL
+  occurs several times on a page, its inbound XPath is the first (topmost)
+  occurrence in document order.
+* **Schema**: the set of link-collection paths of the page.
+* **Tag paths**: the set of root-to-element tag paths (no positions, no
+  attributes, no text) — the raw material of fingerprints and shingles.
+
+Nothing here imports Scrapy: features are computed the same way from a live
+response, a stored page or a test string.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+
+from lxml import etree
+from w3lib.encoding import html_to_unicode
+
+from structcrawl.urls import normalize_url
+
+#: Links considered per page; beyond it the rest of the page's links are ignored
+#: (bounded work on hostile pages with 100,000 links).
+MAX_LINKS = 10_000
+
+_PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+_VARYING_TOKEN = re.compile(r"[^\s\-_]*\d[^\s\-_]*")
+_LINK_TAGS = ("a", "area")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One ``<a href>``/``<area href>`` occurrence on a page."""
+
+    url: str  #: resolved, normalised absolute URL
+    xpath: str  #: exact positional XPath of the element
+    path: str  #: link-collection path (tags with id/class, no positions)
+
+
+@dataclass(frozen=True, slots=True)
+class PageFeatures:
+    """Everything the algorithms need to know about one page."""
+
+    url: str
+    #: every http(s) link occurrence, in document order
+    links: tuple[Link, ...] = ()
+    #: root-to-element tag paths present on the page
+    tag_paths: frozenset[str] = frozenset()
+    #: True when the page had more than MAX_LINKS links and was cut
+    truncated: bool = False
+    collections: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.collections and self.links:
+            groups: dict[str, dict[str, None]] = {}
+            for link in self.links:
+                groups.setdefault(link.path, {})[link.url] = None
+            object.__setattr__(self, "collections", {p: tuple(u) for p, u in groups.items()})
+
+    @property
+    def schema(self) -> frozenset[str]:
+        """The page schema: its set of link-collection paths (seed 001 §2)."""
+        return frozenset(self.collections)
+
+    @property
+    def url_count(self) -> int:
+        """Number of URLs the page encodes: distinct URLs per collection, summed."""
+        return sum(len(u) for u in self.collections.values())
+
+    def inbound(self) -> dict[str, Link]:
+        """Per distinct URL, its topmost occurrence (seed 002 §3.3)."""
+        first: dict[str, Link] = {}
+        for link in self.links:
+            first.setdefault(link.url, link)
+        return first
+
+
+def _step(el: etree._Element) -> str:
+    """A collection-path step: tag plus normalised ``#id`` and sorted ``.class`` tokens."""
+    step = el.tag
+    ident = el.get("id")
+    if ident:
+        step += "#" + _VARYING_TOKEN.sub("*", ident.strip())
+    cls = el.get("class")
+    if cls:
+        tokens = sorted({_VARYING_TOKEN.sub("*", t) for t in cls.split()})
+        if tokens:
+            step += "." + ".".join(tokens)
+    return step
+
+
+def decode_html(body: bytes | str, content_type: str | None = None) -> str:
+    """Decode ``body`` by BOM, HTTP header, ``<meta charset>`` or sniffing (w3lib)."""
+    if isinstance(body, str):
+        return body
+    _encoding, text = html_to_unicode(content_type, body)
+    return text
+
+
+def parse_html(body: bytes | str, content_type: str | None = None) -> etree._Element | None:
+    """Parse into an lxml tree; None when there is no document at all."""
+    text = decode_html(body, content_type)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if not text.strip():
+        return None
+    try:
+        root = etree.fromstring(text.encode("utf-8", "surrogatepass"), _PARSER)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+    return root
+
+
+def extract(
+    body: bytes | str, url: str, content_type: str | None = None, max_links: int = MAX_LINKS
+) -> PageFeatures:
+    """Features of the page ``body`` fetched from ``url`` (already normalised or not)."""
+    page_url = normalize_url(url) or url
+    root = parse_html(body, content_type)
+    if root is None:
+        return PageFeatures(url=page_url)
+    return features_from_tree(root, page_url, max_links=max_links)
+
+
+def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINKS) -> PageFeatures:
+    """Features from an already-parsed tree (the root element)."""
+    tree = root.getroottree()
+    base = url
+    base_el = root.find(".//base[@href]")
+    if base_el is not None:
+        base = normalize_url(base_el.get("href", ""), url) or url
+
+    # One pass over the elements: the tag path of each element from its parent's.
+    tag_path: dict[etree._Element, str] = {root: root.tag}
+    anchors: list[etree._Element] = []
+    for el in root.iterdescendants(etree.Element):
+        tag = el.tag
+        tag_path[el] = tag_path[el.getparent()] + "/" + tag
+        if tag in _LINK_TAGS:
+            anchors.append(el)
+    # interned: thousands of stored pages share the same few hundred paths
+    tag_paths = frozenset(map(sys.intern, tag_path.values()))
+
+    links: list[Link] = []
+    steps: dict[etree._Element, str] = {}
+    truncated = False
+    for el in anchors:
+        href = el.get("href")
+        if href is None:
+            continue
+        link_url = normalize_url(href, base)
+        if link_url is None:
+            continue
+        if len(links) >= max_links:
+            truncated = True
+            break
+        links.append(Link(link_url, tree.getpath(el), _collection_path(el, steps)))
+    return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, truncated=truncated)
+
+
+def _collection_path(el: etree._Element, memo: dict[etree._Element, str]) -> str:
+    """Root-to-``el`` path of steps, memoised per ancestor (links share ancestors)."""
+    chain = []
+    node = el
+    while node is not None and node not in memo:
+        chain.append(node)
+        node = node.getparent()
+    prefix = memo[node] + "/" if node is not None else ""
+    for node in reversed(chain):
+        prefix += _step(node)
+        memo[node] = prefix
+        prefix += "/"
+    return sys.intern(memo[el])

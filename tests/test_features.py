@@ -1,0 +1,144 @@
+"""Page features on hand-written HTML: exact XPaths, collection paths, URLs, encodings."""
+
+from structcrawl.features import extract, parse_html
+from structcrawl.urls import normalize_url
+
+PAGE = b"""<!DOCTYPE html>
+<html><head><title>t</title></head>
+<body>
+  <div id="menu"><ul>
+    <li><a href="/">Home</a></li>
+    <li><a href="/books?page=2">Books</a></li>
+  </ul></div>
+  <div id="content" class="main col-12">
+    <ul class="books">
+      <li class="item item-17"><a href="book/17.html">B17</a></li>
+      <li class="item item-18"><a href="book/18.html#reviews">B18</a></li>
+      <li class="item item-19"><a href="/">Home again</a></li>
+      <li class="item item-20"><a href="mailto:x@example.org">mail</a></li>
+    </ul>
+    <p><a href="javascript:void(0)">js</a><a href="tel:+123">tel</a><a href="data:text/html,x">d</a>
+       <a href="">empty</a><a>no href</a><a href="ftp://files.example.org/x">ftp</a></p>
+    <map name="m"><area href="/map/1" shape="rect"></map>
+  </div>
+</body></html>"""
+
+
+def test_links_xpaths_and_collection_paths():
+    f = extract(PAGE, "http://shop.test/dir/index.html")
+    got = [(l.url, l.xpath, l.path) for l in f.links]
+    assert got == [
+        ("http://shop.test/", "/html/body/div[1]/ul/li[1]/a", "html/body/div#menu/ul/li/a"),
+        ("http://shop.test/books?page=2", "/html/body/div[1]/ul/li[2]/a", "html/body/div#menu/ul/li/a"),
+        ("http://shop.test/dir/book/17.html", "/html/body/div[2]/ul/li[1]/a",
+         "html/body/div#content.col-*.main/ul.books/li.item.item-*/a"),
+        ("http://shop.test/dir/book/18.html", "/html/body/div[2]/ul/li[2]/a",
+         "html/body/div#content.col-*.main/ul.books/li.item.item-*/a"),
+        ("http://shop.test/", "/html/body/div[2]/ul/li[3]/a",
+         "html/body/div#content.col-*.main/ul.books/li.item.item-*/a"),
+        ("http://shop.test/map/1", "/html/body/div[2]/map/area", "html/body/div#content.col-*.main/map/area"),
+    ]
+    assert f.schema == {
+        "html/body/div#menu/ul/li/a",
+        "html/body/div#content.col-*.main/ul.books/li.item.item-*/a",
+        "html/body/div#content.col-*.main/map/area",
+    }
+    # collections: distinct URLs per path, document order
+    assert f.collections["html/body/div#menu/ul/li/a"] == ("http://shop.test/", "http://shop.test/books?page=2")
+    assert f.url_count == 2 + 3 + 1
+
+
+def test_inbound_is_topmost_occurrence():
+    f = extract(PAGE, "http://shop.test/dir/index.html")
+    inbound = f.inbound()
+    assert inbound["http://shop.test/"].xpath == "/html/body/div[1]/ul/li[1]/a"
+    assert len(inbound) == 5
+
+
+def test_xpaths_resolve_back_to_the_link_elements():
+    f = extract(PAGE, "http://shop.test/")
+    root = parse_html(PAGE)
+    for link in f.links:
+        (el,) = root.getroottree().xpath(link.xpath)
+        assert el.tag in ("a", "area")
+        # collection path is the XPath without positions, plus id/class
+        bare = [step.split("#")[0].split(".")[0] for step in link.path.split("/")]
+        assert [s.split("[")[0] for s in link.xpath.strip("/").split("/")] == bare
+
+
+def test_tag_paths_are_a_set_without_text_or_positions():
+    f = extract(PAGE, "http://shop.test/")
+    assert "html/body/div/ul/li/a" in f.tag_paths
+    assert "html/body/div/map/area" in f.tag_paths
+    assert "html/head/title" in f.tag_paths
+    assert not any("[" in p or "#" in p for p in f.tag_paths)
+
+
+def test_session_ids_removed_case_insensitively():
+    base = "http://shop.test/a/"
+    assert normalize_url("x.php?PHPSESSID=abc&id=3", base) == "http://shop.test/a/x.php?id=3"
+    assert normalize_url("x.php?id=3&sid=9&Cfid=1&CFTOKEN=2", base) == "http://shop.test/a/x.php?id=3"
+    assert normalize_url("x.jsp;jsessionid=ABC123?p=1", base) == "http://shop.test/a/x.jsp?p=1"
+    assert normalize_url("x.asp?ASPSESSIONIDQQGGQGPK=xyz&k=v", base) == "http://shop.test/a/x.asp?k=v"
+    assert normalize_url("x?side=1", base) == "http://shop.test/a/x?side=1"  # not a session id
+
+
+def test_url_normalisation():
+    base = "http://shop.test/a/b.html"
+    assert normalize_url("HTTP://Shop.TEST:80/x#frag") == "http://shop.test/x"
+    assert normalize_url("https://shop.test:443") == "https://shop.test/"
+    assert normalize_url("//other.test/x", base) == "http://other.test/x"
+    assert normalize_url("../../../c", base) == "http://shop.test/c"
+    assert normalize_url("http://shop.test/a/./b/../c") == "http://shop.test/a/c"
+    assert normalize_url("  /x\n/y  ", base) == "http://shop.test/x/y"
+    assert normalize_url("http://bücher.test/ä b") == "http://xn--bcher-kva.test/%C3%A4%20b"
+    for bad in ("", "   ", "javascript:alert(1)", "mailto:a@b", "tel:1", "data:,x", "ftp://h/x", "file:///etc"):
+        assert normalize_url(bad, base) is None
+
+
+def test_base_href_is_honoured():
+    html = b'<html><head><base href="http://cdn.test/root/"></head><body><a href="p.html">p</a></body></html>'
+    assert [l.url for l in extract(html, "http://shop.test/x/y").links] == ["http://cdn.test/root/p.html"]
+    rel = b'<html><head><base href="../up/"></head><body><a href="p.html">p</a></body></html>'
+    assert [l.url for l in extract(rel, "http://shop.test/x/y/z").links] == ["http://shop.test/x/up/p.html"]
+
+
+def test_broken_markup_still_gives_features():
+    html = b"<html><body><div><ul><li><a href='/1'>one<li><a href='/2'>two</ul><p><b><a href='/3'>x</div>"
+    f = extract(html, "http://shop.test/")
+    assert [l.url for l in f.links] == ["http://shop.test/1", "http://shop.test/2", "http://shop.test/3"]
+    # libxml2's recovery nests the second <li> inside the open <a>: positions follow the repaired tree
+    assert f.links[0].xpath == "/html/body/div/ul/li/a"
+
+
+def test_degenerate_documents():
+    for body in (b"", b"   ", b"\x00\x00", b"<!-- only a comment -->"):
+        f = extract(body, "http://shop.test/")
+        assert f.links == () and f.schema == frozenset()
+    nul = extract(b"<html><body><a href='/a'>a\x00</a>\x00<a href='/b'>b</a></body></html>", "http://shop.test/")
+    assert [l.url for l in nul.links] == ["http://shop.test/a", "http://shop.test/b"]
+    # libxml2 stops at depth 2048: what is above it still gives features, nothing crashes
+    deep = b"<html><body><a href='/top'>t</a>" + b"<div>" * 5000 + b"<a href='/deep'>d</a>" + b"</div>" * 5000
+    f = extract(deep, "http://shop.test/")
+    assert [l.url for l in f.links] == ["http://shop.test/top"]
+    assert max(p.count("/") for p in f.tag_paths) <= 2048
+
+
+def test_encodings():
+    text = '<html><head><meta charset="{cs}"></head><body><a href="/caf\u00e9">Caf\u00e9 \u00fc</a></body></html>'
+    for cs in ("utf-8", "latin-1", "cp1252", "utf-16"):
+        body = text.format(cs=cs).encode(cs)
+        f = extract(body, "http://shop.test/")
+        assert [l.url for l in f.links] == ["http://shop.test/caf%C3%A9"], cs
+    # header charset wins over sniffing; BOM wins over everything
+    latin = '<html><body><a href="/\u00e9t\u00e9">x</a></body></html>'.encode("latin-1")
+    assert extract(latin, "http://shop.test/", "text/html; charset=iso-8859-1").links[0].url.endswith("/%C3%A9t%C3%A9")
+    bom = b"\xef\xbb\xbf" + '<html><head><meta charset="latin-1"></head><body><a href="/\u00e9">x</a></body></html>'.encode()
+    assert extract(bom, "http://shop.test/").links[0].url == "http://shop.test/%C3%A9"
+    assert extract('<a href="/str">s</a>', "http://shop.test/").links[0].url == "http://shop.test/str"
+
+
+def test_link_cap_bounds_work():
+    html = ("<html><body>" + "".join(f"<a href='/p{i}'>x</a>" for i in range(50)) + "</body></html>").encode()
+    f = extract(html, "http://shop.test/", max_links=10)
+    assert len(f.links) == 10 and f.truncated
