@@ -1,0 +1,176 @@
+"""The Compute-Model loop of seed 001 Fig. 5, driven one batch at a time.
+
+``Explorer`` owns the site model, the frontier and the stability rule.  Whoever
+fetches pages — the Scrapy spider, or ``run_offline`` with a plain callable —
+asks it for the next batch, fetches the URLs in any order and concurrency, and
+hands back the pages (features) that came back; the model step then runs:
+candidate selection, model update, new links into the frontier.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterable
+from urllib.parse import urlsplit
+
+from structcrawl.candidates import DT, select_candidates
+from structcrawl.features import PageFeatures, extract
+from structcrawl.frontier import Batch, Frontier
+from structcrawl.model import Costs, Decision, Page, SiteModel
+from structcrawl.stability import StabilityRule, UpdateSummary
+from structcrawl.urls import normalize_url
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """One model update: what the batch did to the model."""
+
+    key: tuple[int, str] | None
+    fetched: int
+    decisions: tuple[Decision, ...]
+    menu: bool
+    stable: bool
+
+
+class Scope:
+    """Which URLs the crawl may follow: the start host (optionally its subdomains, extra domains)."""
+
+    def __init__(self, start_url: str, allow_subdomains: bool = False, extra_domains: Iterable[str] = ()) -> None:
+        self.host = (urlsplit(start_url).hostname or "").lower()
+        self.allow_subdomains = allow_subdomains
+        self.extra = {d.lower() for d in extra_domains}
+
+    def __call__(self, url: str) -> bool:
+        host = urlsplit(url).hostname or ""
+        if host == self.host or host in self.extra:
+            return True
+        if self.allow_subdomains:
+            return host.endswith("." + self.host) or any(host.endswith("." + d) for d in self.extra)
+        return False
+
+
+class Explorer:
+    def __init__(
+        self,
+        start_url: str,
+        strategy: str = "densest",
+        batch_size: int = 10,
+        costs: Costs | None = None,
+        dt: float = DT,
+        stability: StabilityRule | None = None,
+        scope: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.start_url = normalize_url(start_url) or start_url
+        self.model = SiteModel(costs)
+        self.frontier = Frontier(strategy, batch_size)
+        self.stability = stability or StabilityRule()
+        self.scope = scope or Scope(self.start_url)
+        self.dt = dt
+        self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
+        self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
+        self.failed: set[str] = set()
+        self.updates = 0
+        self.stable = False
+        self._seeded = False
+
+    # -- the loop --------------------------------------------------------------
+    def next_batch(self) -> Batch | None:
+        if not self._seeded:
+            self._seeded = True
+            return self.frontier.seed(self.start_url)
+        return self.frontier.pop(self._class_size)
+
+    def _class_size(self, class_id: int) -> int:
+        cls = self.model.classes.get(class_id)
+        return cls.size if cls else 0
+
+    def complete(self, batch: Batch, pages: Iterable[PageFeatures], failed: Iterable[str] = ()) -> StepReport:
+        """Run the model step on the pages fetched for ``batch`` (failures simply missing)."""
+        self.failed.update(failed)
+        fresh: list[PageFeatures] = []
+        for feats in pages:
+            if feats.url in self.model.pages or any(f.url == feats.url for f in fresh):
+                continue  # two links redirected to one page: model it once
+            fresh.append(feats)
+        self.frontier.mark_issued(f.url for f in fresh)
+        selection = select_candidates([Page(f.url, f.schema, f.url_count) for f in fresh], self.dt)
+        decisions = tuple(self.model.update(c) for c in selection.candidates)
+        by_url = {f.url: f for f in fresh}
+        created = 0
+        for decision, cand in zip(decisions, selection.candidates):
+            created += decision.action == "new"
+            for page in cand.pages:
+                feats = by_url[page.url]
+                self.links[page.url] = feats.collections
+                self.frontier.add_links(decision.class_id, self._in_scope(feats))
+            self.frontier.record(batch.key, [decision.class_id] * cand.size)
+        self.updates += 1
+        summary = UpdateSummary(len(self.model.pages), len(self.model.classes), created, 0, self.model.mdl)
+        if fresh and self.stability.observe(summary):
+            self.stable = True
+        return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
+
+    def redirected(self, requested: str, final: str) -> None:
+        """``requested`` answered with a redirect to ``final``: the link still counts."""
+        self.aliases[requested] = final
+        self.frontier.mark_issued([final])
+
+    def _in_scope(self, feats: PageFeatures) -> dict[str, list[str]]:
+        scope = self.scope
+        return {path: [u for u in urls if scope(u)] for path, urls in feats.collections.items()}
+
+    # -- the model as a graph -------------------------------------------------------
+    def class_links(self) -> Counter:
+        """(source class, path, target class) -> number of links, over modelled pages."""
+        page_class = self.model.page_class
+        counts: Counter = Counter()
+        for url, collections in self.links.items():
+            src = page_class[url]
+            for path, urls in collections.items():
+                for u in urls:
+                    dst = page_class.get(self.aliases.get(u, u))
+                    if dst is not None:
+                        counts[(src, path, dst)] += 1
+        return counts
+
+    def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
+        return self.model.classify(feats.schema, feats.url_count)
+
+
+def run_offline(
+    fetch: Callable[[str], tuple[str, bytes] | None],
+    start_url: str,
+    max_pages: int | None = None,
+    stop: str = "stable",
+    **explorer_args,
+) -> Explorer:
+    """Run the whole loop against ``fetch(url) -> (final_url, body) | None``, no HTTP.
+
+    ``stop``: ``"stable"`` ends at the stability rule, ``"exhaust"`` when the
+    frontier is empty.
+    """
+    explorer = Explorer(start_url, **explorer_args)
+    fetched = 0
+    while not (stop == "stable" and explorer.stable):
+        batch = explorer.next_batch()
+        if batch is None:
+            break
+        pages, failed = [], []
+        for url in batch.urls:
+            if max_pages is not None and fetched >= max_pages:
+                break
+            got = fetch(url)
+            fetched += 1
+            if got is None:
+                failed.append(url)
+                continue
+            final, body = got
+            final = normalize_url(final) or final
+            if final != url:
+                explorer.redirected(url, final)
+            pages.append(extract(body, final))
+        explorer.complete(batch, pages, failed)
+        if max_pages is not None and fetched >= max_pages:
+            break
+    return explorer

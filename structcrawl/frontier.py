@@ -1,0 +1,167 @@
+"""The frontier: a priority queue of link collections (seed 001 §3.3).
+
+A link collection here is a (source class, path) pair: the links found under
+one link-collection path on all pages of one class, so a batch of ``n`` URLs
+can come from many pages of that class and the model learns which class each
+(class, path) leads to.
+
+Priorities, highest first:
+
+1. collections of singleton classes (seed 001: "always assigned top priority");
+2. collections that can still teach the model something;
+3. collections already known to lead to one class with good support
+   (``saturation_support`` pages, ``saturation_share`` of them in one class) —
+   kept, not dropped: they are where support comes from.
+
+Within a tier, ``densest`` prefers collections with many links relative to
+the class's outgoing links, ``sparsest`` the thin ones (menus, new regions);
+ties go to the older collection.  Priorities depend on the current model, so
+they are computed when a batch is popped (a linear scan over collections with
+pending URLs — a few thousand at most, once per batch of up to ``n`` pages).
+
+The frontier never hands out a URL twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+STRATEGIES = ("densest", "sparsest")
+
+
+@dataclass
+class Collection:
+    source: int  #: class id of the pages the links were found on
+    path: str
+    seq: int  #: creation order, the tie-breaker
+    urls: list[str] = field(default_factory=list)  #: distinct URLs, discovery order
+    known: set[str] = field(default_factory=set)
+    cursor: int = 0  #: urls[:cursor] were handed out or skipped
+    leads_to: Counter = field(default_factory=Counter)  #: class id -> fetched pages
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.source, self.path)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """URLs handed out together: the pages of one collection to fetch."""
+
+    key: tuple[int, str] | None  #: None for the seed
+    urls: tuple[str, ...]
+
+
+class Frontier:
+    def __init__(self, strategy: str = "densest", batch_size: int = 10,
+                 saturation_support: int = 10, saturation_share: float = 0.9) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+        self.strategy = strategy
+        self.batch_size = batch_size
+        self.saturation_support = saturation_support
+        self.saturation_share = saturation_share
+        self.collections: dict[tuple[int, str], Collection] = {}
+        self.issued: set[str] = set()
+        self._seq = 0
+        self._class_links: Counter = Counter()  #: class id -> links over all its collections
+
+    # -- filling -------------------------------------------------------------
+    def seed(self, url: str) -> Batch:
+        self.issued.add(url)
+        return Batch(None, (url,))
+
+    def add_links(self, source: int, collections: dict[str, Iterable[str]]) -> None:
+        """Links of one page of class ``source``: path -> URLs (already in scope)."""
+        for path, urls in collections.items():
+            coll = self.collections.get((source, path))
+            if coll is None:
+                coll = self.collections[(source, path)] = Collection(source, path, self._seq)
+                self._seq += 1
+            for url in urls:
+                if url not in coll.known:
+                    coll.known.add(url)
+                    coll.urls.append(url)
+                    self._class_links[source] += 1
+
+    def mark_issued(self, urls: Iterable[str]) -> None:
+        """URLs fetched by other means (resume, redirects) are never handed out again."""
+        self.issued.update(urls)
+
+    def record(self, key: tuple[int, str] | None, classes: Iterable[int]) -> None:
+        """Which classes the pages of a popped collection were put in."""
+        if key is not None and key in self.collections:
+            self.collections[key].leads_to.update(classes)
+
+    def merge_classes(self, keep: int, gone: int) -> None:
+        """Class ``gone`` was folded into ``keep``: fold its collections too."""
+        for key in [k for k in self.collections if k[0] == gone]:
+            coll = self.collections.pop(key)
+            target = self.collections.get((keep, coll.path))
+            if target is None:
+                coll.source = keep
+                self.collections[(keep, coll.path)] = coll
+                continue
+            for url in coll.urls:
+                if url not in target.known:
+                    target.known.add(url)
+                    target.urls.append(url)
+            target.leads_to.update(coll.leads_to)
+            target.seq = min(target.seq, coll.seq)
+        for coll in self.collections.values():
+            if gone in coll.leads_to:
+                coll.leads_to[keep] += coll.leads_to.pop(gone)
+        self._class_links[keep] += self._class_links.pop(gone, 0)
+
+    # -- popping -------------------------------------------------------------
+    def saturated(self, coll: Collection) -> bool:
+        total = sum(coll.leads_to.values())
+        if total < self.saturation_support:
+            return False
+        return max(coll.leads_to.values()) >= self.saturation_share * total
+
+    def _pending(self, coll: Collection) -> bool:
+        while coll.cursor < len(coll.urls) and coll.urls[coll.cursor] in self.issued:
+            coll.cursor += 1
+        return coll.cursor < len(coll.urls)
+
+    def priority(self, coll: Collection, class_size: Callable[[int], int]) -> tuple:
+        if class_size(coll.source) <= 1:
+            tier = 2
+        elif self.saturated(coll):
+            tier = 0
+        else:
+            tier = 1
+        density = len(coll.urls) / max(1, self._class_links[coll.source])
+        score = density if self.strategy == "densest" else -density
+        return (tier, score, -coll.seq)
+
+    def pop(self, class_size: Callable[[int], int]) -> Batch | None:
+        """The next batch: up to ``batch_size`` not-yet-issued URLs of the top collection."""
+        best, best_prio = None, None
+        for coll in self.collections.values():
+            if not self._pending(coll):
+                continue
+            prio = self.priority(coll, class_size)
+            if best_prio is None or prio > best_prio:
+                best, best_prio = coll, prio
+        if best is None:
+            return None
+        urls = []
+        while best.cursor < len(best.urls) and len(urls) < self.batch_size:
+            url = best.urls[best.cursor]
+            best.cursor += 1
+            if url not in self.issued:
+                self.issued.add(url)
+                urls.append(url)
+        return Batch(best.key, tuple(urls))
+
+    # -- figures -------------------------------------------------------------
+    def pending_urls(self) -> int:
+        """Links waiting in collections (a URL in two collections counts twice)."""
+        return sum(len(c.urls) - c.cursor for c in self.collections.values())
+
+    def pending_collections(self) -> int:
+        return sum(1 for c in self.collections.values() if self._pending(c))

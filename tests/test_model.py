@@ -1,0 +1,184 @@
+"""Site model core on hand-computed cases: MDL arithmetic, candidate selection,
+merge-vs-new decisions, frontier order, stability rule."""
+
+import pytest
+
+from structcrawl.candidates import schema_distance, select_candidates
+from structcrawl.frontier import Frontier
+from structcrawl.model import Candidate, Costs, Page, SiteModel, encoding_cost
+from structcrawl.stability import StabilityRule, UpdateSummary
+
+COSTS = Costs()
+
+
+def page(url, *paths, urls=1):
+    return Page(url, frozenset(paths), urls)
+
+
+# -- MDL (seed 001 §3.2) --------------------------------------------------------
+
+def test_paper_example_cost():
+    # p = {path1 (url11, url12), path3 (url31..url33), path4 (url41, url43)} against
+    # C_A = {path1, path2, path3}: 3·c_i + 7·c_u + 1·c_p + 1·c_miss = 2.4 + 7 + 1 + 1
+    p = frozenset({"path1", "path3", "path4"})
+    ca = frozenset({"path1", "path2", "path3"})
+    assert encoding_cost(p, 7, ca, COSTS) == pytest.approx(3 * 0.8 + 7 * 1 + 1 * 1 + 1 * 1)
+    odd = Costs(c_u=2, c_p=3, c_i=5, c_miss=7)
+    assert encoding_cost(p, 7, ca, odd) == pytest.approx(3 * 5 + 7 * 2 + 1 * 3 + 1 * 7)
+
+
+def test_model_totals_are_sums_of_page_encodings():
+    m = SiteModel()
+    m.update(Candidate([page("a", "p1", "p2", urls=3), page("b", "p1", urls=2)]))
+    # one class, schema {p1, p2}: model 2·c_p = 2
+    # a: 2·c_i + 3·c_u = 4.6 ; b: 2·c_i + 1·c_miss + 2·c_u = 4.6
+    assert m.model_bits == pytest.approx(2.0)
+    assert m.data_bits == pytest.approx(9.2)
+    cls = m.classes[0]
+    direct = sum(encoding_cost(m.pages[u].schema, m.pages[u].url_count, cls.schema, COSTS) for u in cls.members)
+    assert m.data_bits == pytest.approx(direct)
+
+
+def test_merge_vs_new_decisions():
+    m = SiteModel()
+    first = m.update(Candidate([page(f"b{i}", "nav", "list", "side") for i in range(3)]))
+    assert first.action == "new" and first.merge_delta is None
+    # same schema: merging costs only the new pages' data, a new class also its model
+    same = m.update(Candidate([page("b9", "nav", "list", "side")]))
+    assert same.action == "merge" and same.class_id == first.class_id
+    assert same.merge_delta == pytest.approx(3 * 0.8 + 1)  # 3 indices + 1 URL
+    assert same.new_delta == pytest.approx(3 * 1 + 3 * 0.8 + 1)
+    # disjoint schema: a new class
+    other = m.update(Candidate([page("x1", "a", "b", "c", "d")]))
+    assert other.action == "new" and other.class_id != first.class_id
+    assert len(m.classes) == 2
+    # incremental totals equal a from-scratch sum
+    total = 0.0
+    for cls in m.classes.values():
+        total += len(cls.schema) * COSTS.c_p
+        total += sum(encoding_cost(m.pages[u].schema, 1, cls.schema, COSTS) for u in cls.members)
+    assert m.mdl == pytest.approx(total)
+
+
+def test_classify_picks_cheapest_class_or_none():
+    m = SiteModel()
+    m.update(Candidate([page("a", "nav", "books", "side")]))
+    m.update(Candidate([page("b", "nav", "news", "archive", "tags", "more")]))
+    cid, cost = m.classify(frozenset({"nav", "books", "side"}), 1)
+    assert cid == m.page_class["a"] and cost == pytest.approx(3 * 0.8 + 1)
+    # nothing in common with any class: a singleton class is cheaper
+    assert m.classify(frozenset({"q1", "q2", "q3"}), 1)[0] is None
+
+
+# -- candidate selection (seed 001 §3.1) ------------------------------------------
+
+def test_distance():
+    assert schema_distance(frozenset("abc"), frozenset("abc")) == 0
+    assert schema_distance(frozenset("ab"), frozenset("cd")) == 1
+    assert schema_distance(frozenset("abcd"), frozenset("abce")) == pytest.approx(2 / 5)
+
+
+def test_small_group_within_dt_is_absorbed():
+    base = [f"p{i}" for i in range(10)]
+    big = [page(f"u{i}", *base) for i in range(6)]
+    near = [page("n1", *base, "extra")]  # dist 1/11 < 0.2
+    far = [page("f1", *base[:5], "y1", "y2", "y3", "y4", "y5")]  # dist 10/15
+    sel = select_candidates(big + near + far)
+    assert [c.size for c in sel.candidates] == [7, 1]
+    assert {p.url for p in sel.candidates[0].pages} == {f"u{i}" for i in range(6)} | {"n1"}
+    assert not sel.menu
+
+
+def test_menu_is_kept_apart():
+    pages = [
+        page("home", "h1", "h2", "h3"),
+        page("cat", "c1", "c2", "c3"),
+        page("news", "n1", "n2"),
+        page("about", "a1"),
+        page("help", "a1"),
+    ]
+    sel = select_candidates(pages)
+    assert sel.menu
+    assert sorted(c.size for c in sel.candidates) == [1, 1, 1, 2]
+
+
+# -- frontier (seed 001 §3.3) ------------------------------------------------------
+
+def sizes(mapping):
+    return lambda cid: mapping.get(cid, 0)
+
+
+def fill(frontier):
+    # class 0 (5 pages): a dense list of 8 links and a thin one of 2
+    frontier.add_links(0, {"dense": [f"d{i}" for i in range(8)], "thin": ["t1", "t2"]})
+    # class 1 (singleton): one link
+    frontier.add_links(1, {"solo": ["s1"]})
+
+
+def test_singleton_classes_first_then_densest():
+    f = Frontier("densest", batch_size=3)
+    fill(f)
+    size = sizes({0: 5, 1: 1})
+    assert f.pop(size).urls == ("s1",)
+    assert f.pop(size).urls == ("d0", "d1", "d2")
+    assert f.pop(size).urls == ("d3", "d4", "d5")
+
+
+def test_sparsest_prefers_thin_collections():
+    f = Frontier("sparsest", batch_size=3)
+    fill(f)
+    size = sizes({0: 5, 1: 1})
+    assert f.pop(size).urls == ("s1",)
+    assert f.pop(size).urls == ("t1", "t2")
+    assert f.pop(size).urls == ("d0", "d1", "d2")
+
+
+def test_saturated_collection_yields_but_is_not_dropped():
+    f = Frontier("densest", batch_size=2, saturation_support=4, saturation_share=0.9)
+    f.add_links(0, {"dense": [f"d{i}" for i in range(8)], "thin": ["t1", "t2", "t3"]})
+    size = sizes({0: 5, 2: 10})
+    first = f.pop(size)
+    assert first.key == (0, "dense")
+    f.record(first.key, [2, 2])
+    assert f.pop(size).key == (0, "dense")
+    f.record((0, "dense"), [2, 2])  # 4 pages, all class 2: saturated
+    assert f.pop(size).key == (0, "thin")
+    assert f.pop(size).key == (0, "thin")
+    assert f.pop(size).key == (0, "dense")  # still served once nothing better is left
+
+
+def test_never_hands_out_a_url_twice():
+    f = Frontier("densest", batch_size=10)
+    f.add_links(0, {"a": ["x", "y"], "b": ["y", "z"]})
+    f.mark_issued(["z"])
+    size = sizes({0: 3})
+    seen = []
+    while (b := f.pop(size)) is not None:
+        seen.extend(b.urls)
+    assert sorted(seen) == ["x", "y"]
+
+
+def test_unknown_strategy():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        Frontier("widest")
+
+
+# -- stability ------------------------------------------------------------------
+
+def test_stability_fires_after_quiet_window_and_explains():
+    rule = StabilityRule(window=3, epsilon=0.05)
+    mdl_per_page = 10.0
+    s = [UpdateSummary(10, 2, 1, 0, 100.0)]
+    s += [UpdateSummary(10 + 5 * i, 2, 0, 0, (10 + 5 * i) * mdl_per_page) for i in range(1, 4)]
+    assert [rule.observe(x) for x in s] == [False, False, False, True]
+    assert "3 model updates" in rule.reason and "2 classes" in rule.reason
+
+
+def test_stability_blocked_by_new_class_or_drift():
+    rule = StabilityRule(window=2, epsilon=0.05)
+    for x in [UpdateSummary(10, 1, 1, 0, 100), UpdateSummary(20, 1, 0, 0, 200), UpdateSummary(30, 2, 1, 0, 300)]:
+        assert not rule.observe(x)
+    assert rule.quiet_updates == 0
+    drift = StabilityRule(window=2, epsilon=0.05)
+    for x in [UpdateSummary(10, 1, 0, 0, 100), UpdateSummary(20, 1, 0, 0, 300), UpdateSummary(30, 1, 0, 0, 600)]:
+        assert not drift.observe(x)
