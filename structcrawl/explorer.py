@@ -95,7 +95,7 @@ class Explorer:
             fresh.append(feats)
         self.frontier.mark_issued(f.url for f in fresh)
         selection = select_candidates([Page(f.url, f.schema, f.url_count) for f in fresh], self.dt)
-        decisions = tuple(self.model.update(c) for c in selection.candidates)
+        decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
         created = 0
         for decision, cand in zip(decisions, selection.candidates):
@@ -106,7 +106,8 @@ class Explorer:
                 self.frontier.add_links(decision.class_id, self._in_scope(feats))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
-        summary = UpdateSummary(len(self.model.pages), len(self.model.classes), created, 0, self.model.mdl)
+        summary = UpdateSummary(len(self.model.pages), len(self.model.classes), created, 0, self.model.mdl,
+                                self.frontier.untried())
         if fresh and self.stability.observe(summary):
             self.stable = True
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)

@@ -8,8 +8,9 @@ can come from many pages of that class and the model learns which class each
 Priorities, highest first:
 
 1. collections of singleton classes (seed 001: "always assigned top priority");
-2. collections that can still teach the model something;
-3. collections already known to lead to one class with good support
+2. collections never tried: nobody knows yet where they lead;
+3. collections that can still teach the model something;
+4. collections already known to lead to one class with good support
    (``saturation_support`` pages, ``saturation_share`` of them in one class) —
    kept, not dropped: they are where support comes from.
 
@@ -39,6 +40,7 @@ class Collection:
     urls: list[str] = field(default_factory=list)  #: distinct URLs, discovery order
     known: set[str] = field(default_factory=set)
     cursor: int = 0  #: urls[:cursor] were handed out or skipped
+    tried: bool = False  #: a batch of it was handed out
     leads_to: Counter = field(default_factory=Counter)  #: class id -> fetched pages
 
     @property
@@ -129,6 +131,8 @@ class Frontier:
 
     def priority(self, coll: Collection, class_size: Callable[[int], int]) -> tuple:
         if class_size(coll.source) <= 1:
+            tier = 3
+        elif not coll.tried:
             tier = 2
         elif self.saturated(coll):
             tier = 0
@@ -149,6 +153,7 @@ class Frontier:
                 best, best_prio = coll, prio
         if best is None:
             return None
+        best.tried = True
         urls = []
         while best.cursor < len(best.urls) and len(urls) < self.batch_size:
             url = best.urls[best.cursor]
@@ -162,6 +167,10 @@ class Frontier:
     def pending_urls(self) -> int:
         """Links waiting in collections (a URL in two collections counts twice)."""
         return sum(len(c.urls) - c.cursor for c in self.collections.values())
+
+    def untried(self) -> int:
+        """Collections with pending URLs that were never tried."""
+        return sum(1 for c in self.collections.values() if not c.tried and self._pending(c))
 
     def pending_collections(self) -> int:
         return sum(1 for c in self.collections.values() if self._pending(c))

@@ -22,6 +22,7 @@ statistics; ``SiteModel`` keeps the totals).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -66,6 +67,13 @@ def encoding_cost(schema: frozenset[str], url_count: int, class_schema: frozense
 def singleton_cost(schema: frozenset[str], url_count: int, costs: Costs) -> float:
     """Model + data cost of a page as the only member of a class of its own."""
     return costs.c_p * len(schema) + encoding_cost(schema, url_count, schema, costs)
+
+
+def _distance(schema: frozenset[str], class_schema: dict) -> float:
+    """|A Δ B| / |A ∪ B| (seed 001 §3.1) without building the union."""
+    shared = sum(1 for p in schema if p in class_schema)
+    union = len(schema) + len(class_schema) - shared
+    return (union - shared) / union if union else 0.0
 
 
 @dataclass
@@ -167,15 +175,32 @@ class SiteModel:
         return c.c_p * grown + after - cls.data_bits(c)
 
     # -- updates -------------------------------------------------------------
-    def update(self, cand: Candidate) -> Decision:
-        """Merge ``cand`` into its cheapest class or make it a new class, whichever MDL prefers."""
+    def update(self, cand: Candidate, dt: float = 0.0) -> Decision:
+        """Merge ``cand`` into its cheapest class or make it a new class, whichever MDL prefers.
+
+        A class whose schema is within ``dt`` of the candidate's (the distance of
+        candidate selection, §3.1) absorbs it whatever MDL says: the collapse
+        rule of one batch applied across batches, with the model's classes as
+        the large authoritative groups.  Without it a class built from one batch
+        can never take pages whose optional sections (reviews, awards, a pager)
+        that batch happened to lack, since under the union-schema code every
+        member pays for every path the class gains.
+        """
         new = self.new_delta(cand)
         best: PageClass | None = None
         best_delta = None
+        near: PageClass | None = None
+        near_dist = dt
         for cls in self.classes.values():
             delta = self.merge_delta(cand, cls)
             if best_delta is None or delta < best_delta:
                 best, best_delta = cls, delta
+            dist = _distance(cand.schema, cls.path_counts)
+            if dist < near_dist:
+                near, near_dist = cls, dist
+        if near is not None:
+            self._add_to(near, cand.pages)
+            return Decision("merge", near.id, cand.size, self.merge_delta(cand, near), new)
         if best is not None and best_delta < new:
             self._add_to(best, cand.pages)
             return Decision("merge", best.id, cand.size, best_delta, new)
@@ -217,12 +242,50 @@ class SiteModel:
         self.data_bits += a.data_bits(c)
 
     # -- classification (seed 001 §4.1) -------------------------------------
-    def classify(self, schema: frozenset[str], url_count: int) -> tuple[int | None, float]:
-        """The class minimising enc(p|C), or None when a singleton class would be cheaper."""
-        best, best_cost = None, singleton_cost(schema, url_count, self.costs)
+    def classify(self, schema: frozenset[str], url_count: int = 0) -> tuple[int | None, float]:
+        """The class with the shortest code for the page, or None when no class fits.
+
+        Seed 001 §4.1 assigns p to the class minimising enc(p|C).  With the flat
+        §3.2 weights every absent class path costs c_i + c_miss however rare it
+        is in the class, so a page lacking an optional section drifts to any
+        small class whose schema happens to omit it.  Here enc(p|C) sizes the
+        same index/empty codes by how often each path occurs among C's members
+        (Krichevsky–Trofimov estimate, ``_ALPHA`` = 0.5): a path every member
+        has is free, a rare optional one is cheap to miss, a path the class
+        never showed costs log2((n + 1) / 0.5) bits; plus log2(N / n) for the
+        class label.  None when that beats no class: spelling the page's paths
+        out as a class of its own (log2 of the known paths each) plus a new label.
+        """
+        total = len(self.pages)
+        if not self.classes or not schema:
+            return (None, 0.0) if not self.classes else self._best_class(schema, total)
+        best, cost = self._best_class(schema, total)
+        known = len(frozenset().union(*(c.path_counts.keys() for c in self.classes.values())) | schema)
+        alone = len(schema) * math.log2(max(2, known)) + math.log2(total + 1)
+        return (best, cost) if cost <= alone else (None, alone)
+
+    def _best_class(self, schema: frozenset[str], total: int) -> tuple[int | None, float]:
+        best, best_cost = None, math.inf
         for cls in self.classes.values():
-            cost = encoding_cost(schema, url_count, cls.path_counts, self.costs) \
-                + self.costs.c_p * sum(1 for p in schema if p not in cls.path_counts)
-            if cost < best_cost or (best is None and cost == best_cost):
+            cost = class_code_length(schema, cls, total)
+            if cost < best_cost:
                 best, best_cost = cls.id, cost
         return best, best_cost
+
+
+_ALPHA = 0.5
+
+
+def class_code_length(schema: frozenset[str], cls: PageClass, total: int) -> float:
+    """Bits to say "p is in C" and which of C's paths p has (see ``SiteModel.classify``)."""
+    n = cls.size
+    denom = n + 2 * _ALPHA
+    bits = math.log2(max(total, n) / n)
+    counts = cls.path_counts
+    for path, cnt in counts.items():
+        if path in schema:
+            bits -= math.log2((cnt + _ALPHA) / denom)
+        else:
+            bits -= math.log2((n - cnt + _ALPHA) / denom)
+    unseen = sum(1 for p in schema if p not in counts)
+    return bits + unseen * math.log2(denom / _ALPHA)

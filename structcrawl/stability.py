@@ -2,8 +2,10 @@
 
 Seed 001 §4.4 finds the empty-queue end "too pessimistic": the model reaches
 its final shape long before.  ``StabilityRule`` fires when, over the last
-``window`` model updates, no class was created or merged and the MDL cost per
-modelled page moved by less than ``epsilon`` (relative); it says why.
+``window`` model updates, no class was created or merged, the MDL cost per
+modelled page moved by less than ``epsilon`` (relative), and no link
+collection of the frontier is left untried (one that was never followed may
+lead to a class nobody has seen); it says why.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class UpdateSummary:
     created: int  #: classes created by this update
     merged: int  #: classes merged away by this update (refinement)
     mdl: float  #: total MDL after the update
+    untried: int = 0  #: frontier collections never tried yet
 
 
 class StabilityRule:
@@ -53,10 +56,10 @@ class StabilityRule:
         per_before = before.mdl / max(1, before.pages)
         per_after = after.mdl / max(1, after.pages)
         drift = abs(per_after - per_before) / max(per_before, 1e-9)
-        if drift >= self.epsilon:
+        if drift >= self.epsilon or after.untried:
             return False
         self.reason = (
             f"no class created or merged in the last {self.window} model updates and MDL per page "
-            f"moved {drift:.2%} (< {self.epsilon:.0%}): {after.classes} classes, {after.pages} pages"
+            f"moved {drift:.2%} (< {self.epsilon:.0%}), every link collection tried: {after.classes} classes, {after.pages} pages"
         )
         return True

@@ -1194,3 +1194,28 @@ class DemoSite:
             "search": "search",
             "archive": "archive",
         }.get(head) or ("news_index" if path == "/news/" else "news_article" if head == "news" else "info")
+
+
+def fetcher(site: DemoSite, base_url: str = "http://127.0.0.1:8000", max_redirects: int = 5):
+    """A page source for ``structcrawl.explorer.run_offline``: url -> (final_url, body) | None.
+
+    No HTTP: pages come straight from ``site.render``; redirects are followed,
+    robots.txt's ``/cart`` is never fetched, off-site URLs give None.
+    """
+
+    def fetch(url: str):
+        for _ in range(max_redirects + 1):
+            if not url.startswith(base_url):
+                return None
+            path = url[len(base_url):] or "/"
+            if path.startswith("/cart"):
+                return None
+            status, headers, body = site.render(path)
+            if status in (301, 302):
+                location = headers["Location"]
+                url = base_url + location if location.startswith("/") else location
+                continue
+            return (url, body) if status == 200 else None
+        return None
+
+    return fetch

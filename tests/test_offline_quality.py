@@ -1,0 +1,64 @@
+"""Issue #3 acceptance: the Compute-Model loop on the default demo site, offline
+(pages straight from the generator, no HTTP), scored against the truth."""
+
+from collections import Counter
+
+import pytest
+
+from structcrawl.demo.site import DemoSite, fetcher
+from structcrawl.explorer import run_offline
+from structcrawl.features import extract
+from structcrawl.metrics import evaluate
+
+BASE = "http://127.0.0.1:8000"
+
+
+@pytest.fixture(scope="module")
+def site():
+    return DemoSite()
+
+
+@pytest.fixture(scope="module")
+def truth(site):
+    return {BASE + path: cls for path, cls in site.truth()}
+
+
+@pytest.fixture(scope="module")
+def features(site, truth):
+    fetch = fetcher(site, BASE)
+    return {url: extract(fetch(url)[1], url) for url in truth}
+
+
+def crawl_and_score(site, truth, features, strategy):
+    explorer = run_offline(fetcher(site, BASE), BASE + "/", strategy=strategy)
+    assigned = {url: explorer.classify(f)[0] for url, f in features.items()}
+    return explorer, evaluate(assigned, truth)
+
+
+def test_densest_first_stops_early_with_a_faithful_model(site, truth, features):
+    explorer, score = crawl_and_score(site, truth, features, "densest")
+    fetched = len(explorer.model.pages)
+    assert explorer.stable and "every link collection tried" in explorer.stability.reason
+    assert fetched <= 0.25 * len(truth), fetched
+    assert score["fstar"] >= 0.95, score
+    assert score["ari"] >= 0.90, score
+    # every truth class with >= 20 pages is the majority of some model class
+    found = set()
+    for cls in explorer.model.classes.values():
+        majority, _n = Counter(truth[u] for u in cls.members).most_common(1)[0]
+        found.add(majority)
+    big = {c for c, n in Counter(truth.values()).items() if n >= 20}
+    assert big <= found, big - found
+
+
+def test_sparsest_first(site, truth, features):
+    explorer, score = crawl_and_score(site, truth, features, "sparsest")
+    assert explorer.stable
+    assert len(explorer.model.pages) <= 0.25 * len(truth)
+    assert score["fstar"] >= 0.90, score
+
+
+def test_exhaust_models_every_page(site, truth):
+    explorer = run_offline(fetcher(site, BASE), BASE + "/", stop="exhaust")
+    assert set(explorer.model.pages) == set(truth)
+    assert explorer.frontier.pop(lambda c: 2) is None
