@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -85,18 +86,55 @@ class PageFeatures:
         return first
 
 
-def _step(el: etree._Element) -> str:
+@lru_cache(maxsize=1 << 14)
+def _step(tag: str, ident: str | None, cls: str | None) -> str:
     """A collection-path step: tag plus normalised ``#id`` and sorted ``.class`` tokens."""
-    step = el.tag
-    ident = el.get("id")
+    step = tag
     if ident:
         step += "#" + _VARYING_TOKEN.sub("*", ident.strip())
-    cls = el.get("class")
     if cls:
         tokens = sorted({_VARYING_TOKEN.sub("*", t) for t in cls.split()})
         if tokens:
             step += "." + ".".join(tokens)
     return step
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalize(href: str, base: str) -> str | None:
+    return normalize_url(href, base)
+
+
+def _base_keys(base: str) -> tuple[str, str]:
+    """(origin, directory) of a normalised base URL: what a relative href depends on."""
+    path_start = base.find("/", base.find("//") + 2)
+    if path_start < 0:
+        return base, base + "/"
+    origin = base[:path_start]
+    path = base.split("?", 1)[0]
+    return origin, path[: path.rfind("/") + 1]
+
+
+def _resolver(base: str):
+    """href -> normalised URL, memoised on the part of ``base`` each href depends on
+    (menus, footers and sidebars repeat the same hrefs on every page)."""
+    origin, directory = _base_keys(base)
+
+    def resolve(href: str) -> str | None:
+        href = href.strip()
+        if not href:
+            return None
+        first = href[0]
+        if first == "/":
+            key = base if href.startswith("//") else origin
+        elif first in "?#":
+            key = base
+        elif href.startswith(("http://", "https://")):
+            key = ""
+        else:
+            key = directory
+        return _normalize(href, key)
+
+    return resolve
 
 
 def decode_html(body: bytes | str, content_type: str | None = None) -> str:
@@ -140,44 +178,32 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
     if base_el is not None:
         base = normalize_url(base_el.get("href", ""), url) or url
 
-    # One pass over the elements: the tag path of each element from its parent's.
+    # One pass over the elements: tag path and collection path of each from its parent's.
     tag_path: dict[etree._Element, str] = {root: root.tag}
+    coll_path: dict[etree._Element, str] = {root: _step(root.tag, root.get("id"), root.get("class"))}
     anchors: list[etree._Element] = []
     for el in root.iterdescendants(etree.Element):
         tag = el.tag
-        tag_path[el] = tag_path[el.getparent()] + "/" + tag
+        parent = el.getparent()
+        tag_path[el] = tag_path[parent] + "/" + tag
+        coll_path[el] = coll_path[parent] + "/" + _step(tag, el.get("id"), el.get("class"))
         if tag in _LINK_TAGS:
             anchors.append(el)
     # interned: thousands of stored pages share the same few hundred paths
     tag_paths = frozenset(map(sys.intern, tag_path.values()))
 
+    resolve = _resolver(base)
     links: list[Link] = []
-    steps: dict[etree._Element, str] = {}
     truncated = False
     for el in anchors:
         href = el.get("href")
         if href is None:
             continue
-        link_url = normalize_url(href, base)
+        link_url = resolve(href)
         if link_url is None:
             continue
         if len(links) >= max_links:
             truncated = True
             break
-        links.append(Link(link_url, tree.getpath(el), _collection_path(el, steps)))
+        links.append(Link(link_url, tree.getpath(el), sys.intern(coll_path[el])))
     return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, truncated=truncated)
-
-
-def _collection_path(el: etree._Element, memo: dict[etree._Element, str]) -> str:
-    """Root-to-``el`` path of steps, memoised per ancestor (links share ancestors)."""
-    chain = []
-    node = el
-    while node is not None and node not in memo:
-        chain.append(node)
-        node = node.getparent()
-    prefix = memo[node] + "/" if node is not None else ""
-    for node in reversed(chain):
-        prefix += _step(node)
-        memo[node] = prefix
-        prefix += "/"
-    return sys.intern(memo[el])
