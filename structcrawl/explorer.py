@@ -68,6 +68,7 @@ class Explorer:
         self.scope = scope or Scope(self.start_url)
         self.dt = dt
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
+        self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
         self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
         self.failed: set[str] = set()
         self.updates = 0
@@ -103,6 +104,7 @@ class Explorer:
             for page in cand.pages:
                 feats = by_url[page.url]
                 self.links[page.url] = feats.collections
+                self.tag_paths[page.url] = feats.tag_paths
                 self.frontier.add_links(decision.class_id, self._in_scope(feats))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
@@ -111,6 +113,14 @@ class Explorer:
         if fresh and self.stability.observe(summary):
             self.stable = True
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
+
+    def replay(self, batch: Batch, pages: Iterable[PageFeatures], failed: Iterable[str] = ()) -> StepReport:
+        """Re-run a stored, completed batch: the model step is deterministic, so replaying
+        the batches of a crawl in order rebuilds its model, frontier and stability state."""
+        if batch.key is None:
+            self._seeded = True
+        self.frontier.take(batch)
+        return self.complete(batch, pages, failed)
 
     def redirected(self, requested: str, final: str) -> None:
         """``requested`` answered with a redirect to ``final``: the link still counts."""

@@ -92,6 +92,12 @@ class Frontier:
         """URLs fetched by other means (resume, redirects) are never handed out again."""
         self.issued.update(urls)
 
+    def take(self, batch: Batch) -> None:
+        """Replay a batch handed out earlier (resume from a store): same state as ``pop`` left."""
+        if batch.key in self.collections:
+            self.collections[batch.key].tried = True
+        self.issued.update(batch.urls)
+
     def record(self, key: tuple[int, str] | None, classes: Iterable[int]) -> None:
         """Which classes the pages of a popped collection were put in."""
         if key is not None and key in self.collections:
