@@ -169,6 +169,36 @@ class Frontier:
                 urls.append(url)
         return Batch(best.key, tuple(urls))
 
+    # -- serialisation ---------------------------------------------------------
+    def to_state(self) -> dict:
+        """A JSON-serialisable snapshot; ``Frontier.from_state`` restores it exactly."""
+        return {
+            "strategy": self.strategy,
+            "batch_size": self.batch_size,
+            "saturation_support": self.saturation_support,
+            "saturation_share": self.saturation_share,
+            "seq": self._seq,
+            "issued": sorted(self.issued),
+            "class_links": {str(k): v for k, v in sorted(self._class_links.items())},
+            "collections": [
+                {"source": c.source, "path": c.path, "seq": c.seq, "urls": c.urls, "cursor": c.cursor,
+                 "tried": c.tried, "leads_to": {str(k): v for k, v in sorted(c.leads_to.items())}}
+                for c in sorted(self.collections.values(), key=lambda c: c.seq)
+            ],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> "Frontier":
+        f = cls(state["strategy"], state["batch_size"], state["saturation_support"], state["saturation_share"])
+        f._seq = state["seq"]
+        f.issued = set(state["issued"])
+        f._class_links = Counter({int(k): v for k, v in state["class_links"].items()})
+        for c in state["collections"]:
+            coll = Collection(c["source"], c["path"], c["seq"], list(c["urls"]), set(c["urls"]), c["cursor"],
+                              c["tried"], Counter({int(k): v for k, v in c["leads_to"].items()}))
+            f.collections[coll.key] = coll
+        return f
+
     # -- figures -------------------------------------------------------------
     def pending_urls(self) -> int:
         """Links waiting in collections (a URL in two collections counts twice)."""

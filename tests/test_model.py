@@ -210,3 +210,18 @@ def test_stability_waits_for_untried_collections():
            UpdateSummary(30, 2, 0, 0, 300, untried=1)]
     assert not any(rule.observe(x) for x in seq)
     assert rule.observe(UpdateSummary(40, 2, 0, 0, 400, untried=0))
+
+
+def test_frontier_state_round_trips_through_json():
+    import json
+
+    f = Frontier("sparsest", batch_size=2, saturation_support=3)
+    fill(f)
+    size = sizes({0: 5, 1: 1})
+    f.record(f.pop(size).key, [1])
+    f.pop(size)
+    g = Frontier.from_state(json.loads(json.dumps(f.to_state())))
+    assert g.to_state() == f.to_state()
+    while (b := f.pop(size)) is not None:
+        assert g.pop(size) == b
+    assert g.pop(size) is None
