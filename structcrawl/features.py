@@ -35,7 +35,9 @@ from structcrawl.urls import normalize_url
 MAX_LINKS = 10_000
 
 _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
-_VARYING_TOKEN = re.compile(r"[^\s\-_]*\d[^\s\-_]*")
+# From the first part holding a digit to the end: "item-123" -> "item-*",
+# "pub_methods_classgeos_1_1geom_1_1Point" -> "pub_methods_classgeos_*".
+_VARYING_TOKEN = re.compile(r"(?<![^\-_])[^\-_]*\d.*")
 _LINK_TAGS = ("a", "area")
 
 
@@ -91,9 +93,9 @@ def _step(tag: str, ident: str | None, cls: str | None) -> str:
     """A collection-path step: tag plus normalised ``#id`` and sorted ``.class`` tokens."""
     step = tag
     if ident:
-        step += "#" + _VARYING_TOKEN.sub("*", ident.strip())
+        step += "#" + _VARYING_TOKEN.sub("*", ident.strip(), count=1)
     if cls:
-        tokens = sorted({_VARYING_TOKEN.sub("*", t) for t in cls.split()})
+        tokens = sorted({_VARYING_TOKEN.sub("*", t, count=1) for t in cls.split()})
         if tokens:
             step += "." + ".".join(tokens)
     return step
