@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from structcrawl.model import Candidate, Page
+from structcrawl.model import TWIN_SIMILARITY, Candidate, Page
 
 DT = 0.2  #: distance threshold of seed 001 (footnote 5)
 
@@ -22,6 +22,12 @@ def schema_distance(a: frozenset[str], b: frozenset[str]) -> float:
     """Normalised symmetric difference; 0 for identical schemas, 1 for disjoint ones."""
     union = len(a | b)
     return len(a ^ b) / union if union else 0.0
+
+
+def _twins(a: Sequence[Page], b: Sequence[Page]) -> bool:
+    """Same DOM structure (tag paths), whatever the links: one template (see model.TWIN_SIMILARITY)."""
+    fa, fb = a[0].tag_paths, b[0].tag_paths
+    return bool(fa) and len(fa & fb) >= TWIN_SIMILARITY * len(fa | fb)
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,8 @@ def select_candidates(pages: Sequence[Page], dt: float = DT, menu_groups: int = 
         if not alive[i]:
             continue
         for j in range(len(ordered) - 1, i, -1):  # right to left: smallest first
-            if alive[j] and schema_distance(schemas[i], schemas[j]) < dt:
+            if alive[j] and (schema_distance(schemas[i], schemas[j]) < dt
+                             or _twins(members[i], members[j])):
                 members[i].extend(members[j])
                 alive[j] = False
     candidates = [Candidate(m) for m, keep in zip(members, alive) if keep]

@@ -95,7 +95,7 @@ class Explorer:
                 continue  # two links redirected to one page: model it once
             fresh.append(feats)
         self.frontier.mark_issued(f.url for f in fresh)
-        selection = select_candidates([Page(f.url, f.schema, f.url_count) for f in fresh], self.dt)
+        selection = select_candidates([Page(f.url, f.schema, f.url_count, f.tag_paths) for f in fresh], self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
         created = 0

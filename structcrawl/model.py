@@ -45,6 +45,7 @@ class Page:
     url: str
     schema: frozenset[str]
     url_count: int
+    tag_paths: frozenset[str] = frozenset()
 
 
 def encoding_cost(schema: frozenset[str], url_count: int, class_schema: frozenset[str] | set[str] | dict,
@@ -76,6 +77,17 @@ def _distance(schema: frozenset[str], class_schema: dict) -> float:
     return (union - shared) / union if union else 0.0
 
 
+#: Two page groups whose tag-path fingerprints are this similar (Jaccard) come
+#: from one template even when their link collections differ.
+TWIN_SIMILARITY = 0.95
+FINGERPRINT_OCCURRENCE = 0.3
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
 @dataclass
 class PageClass:
     """A page class: members and the sufficient statistics of its MDL cost."""
@@ -85,6 +97,7 @@ class PageClass:
     path_counts: Counter = field(default_factory=Counter)  #: path -> members having it
     schema_total: int = 0  #: Σ |schema(p)| over members
     url_total: int = 0  #: Σ URLs over members
+    tag_counts: Counter = field(default_factory=Counter)  #: tag path -> members having it
 
     @property
     def size(self) -> int:
@@ -100,6 +113,12 @@ class PageClass:
             self.path_counts.update(page.schema)
             self.schema_total += len(page.schema)
             self.url_total += page.url_count
+            self.tag_counts.update(page.tag_paths)
+
+    def fingerprint(self, occurrence: float = FINGERPRINT_OCCURRENCE) -> frozenset[str]:
+        """Tag paths present on at least ``occurrence`` of the members (seed 002 §3.3)."""
+        least = occurrence * self.size
+        return frozenset(p for p, c in self.tag_counts.items() if c >= least)
 
     def model_bits(self, costs: Costs) -> float:
         return costs.c_p * len(self.path_counts)
@@ -127,6 +146,11 @@ class Candidate:
         self.schema = frozenset().union(*(p.schema for p in self.pages))
         self.schema_total = sum(len(p.schema) for p in self.pages)
         self.url_total = sum(p.url_count for p in self.pages)
+        counts = Counter()
+        for p in self.pages:
+            counts.update(p.tag_paths)
+        least = FINGERPRINT_OCCURRENCE * len(self.pages)
+        self.fingerprint = frozenset(p for p, c in counts.items() if c >= least)
 
     @property
     def size(self) -> int:
@@ -178,29 +202,37 @@ class SiteModel:
     def update(self, cand: Candidate, dt: float = 0.0) -> Decision:
         """Merge ``cand`` into its cheapest class or make it a new class, whichever MDL prefers.
 
-        A class whose schema is within ``dt`` of the candidate's (the distance of
-        candidate selection, §3.1) absorbs it whatever MDL says: the collapse
-        rule of one batch applied across batches, with the model's classes as
-        the large authoritative groups.  Without it a class built from one batch
-        can never take pages whose optional sections (reviews, awards, a pager)
-        that batch happened to lack, since under the union-schema code every
-        member pays for every path the class gains.
+        Two rules come first, each absorbing the candidate whatever MDL says:
+
+        * a class whose link schema is within ``dt`` of the candidate's (the
+          distance of candidate selection, §3.1): the collapse rule of one batch
+          applied across batches, with the model's classes as the large
+          authoritative groups.  Under the union-schema code every member pays
+          for each path its class gains, so without it a class built from one
+          batch could never take pages whose optional sections (reviews,
+          awards, a pager) that batch happened to lack;
+        * a class whose tag-path fingerprint is a twin of the candidate's
+          (Jaccard ≥ ``TWIN_SIMILARITY``): the same DOM structure means the same
+          template even when the links inside differ (source listings whose
+          code links vary by the symbols they mention).
         """
         new = self.new_delta(cand)
         best: PageClass | None = None
         best_delta = None
-        near: PageClass | None = None
-        near_dist = dt
+        near: tuple[float, float, int] | None = None  # (link distance, -twin similarity, id)
         for cls in self.classes.values():
             delta = self.merge_delta(cand, cls)
             if best_delta is None or delta < best_delta:
                 best, best_delta = cls, delta
             dist = _distance(cand.schema, cls.path_counts)
-            if dist < near_dist:
-                near, near_dist = cls, dist
+            twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
+            if dist < dt or twin >= TWIN_SIMILARITY:
+                near = min(near or (dist, -twin, cls.id), (dist, -twin, cls.id))
         if near is not None:
-            self._add_to(near, cand.pages)
-            return Decision("merge", near.id, cand.size, self.merge_delta(cand, near), new)
+            target = self.classes[near[2]]
+            delta = self.merge_delta(cand, target)
+            self._add_to(target, cand.pages)
+            return Decision("merge", target.id, cand.size, delta, new)
         if best is not None and best_delta < new:
             self._add_to(best, cand.pages)
             return Decision("merge", best.id, cand.size, best_delta, new)
@@ -236,6 +268,7 @@ class SiteModel:
         a.path_counts.update(b.path_counts)
         a.schema_total += b.schema_total
         a.url_total += b.url_total
+        a.tag_counts.update(b.tag_counts)
         for url in b.members:
             self.page_class[url] = keep
         self.model_bits += a.model_bits(c)

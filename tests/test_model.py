@@ -225,3 +225,21 @@ def test_frontier_state_round_trips_through_json():
     while (b := f.pop(size)) is not None:
         assert g.pop(size) == b
     assert g.pop(size) is None
+
+
+def test_tag_path_twins_are_one_template_whatever_their_links():
+    frame = [f"html/body/div/p{i}" for i in range(40)]
+    tags = frozenset(frame)
+    # two source listings: same DOM structure, disjoint link schemas
+    a = Page("a", frozenset({"nav", "code.hl_class", "code.hl_function"}), 3, tags)
+    b = Page("b", frozenset({"nav", "code.hl_variable", "code.hl_enum", "lineno"}), 3, tags | {"html/body/div/x"})
+    sel = select_candidates([a, b])
+    assert [c.size for c in sel.candidates] == [2]
+    # across batches: the class absorbs a twin candidate that MDL alone would reject
+    m = SiteModel()
+    m.update(Candidate([a]), dt=0.2)
+    far = Candidate([Page("c", frozenset({"nav", "code.hl_typedef", "x1", "x2", "x3"}), 3, tags)])
+    assert m.update(far, dt=0.2).action == "merge"
+    # a different structure (Jaccard < 0.95) is not a twin
+    other = Candidate([Page("d", frozenset({"y1", "y2"}), 1, frozenset(frame[:30]) | {"html/body/ul/li/a"})])
+    assert m.update(other, dt=0.2).action == "new"
