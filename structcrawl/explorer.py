@@ -18,6 +18,7 @@ from structcrawl.candidates import DT, select_candidates
 from structcrawl.features import PageFeatures, extract
 from structcrawl.frontier import Batch, Frontier
 from structcrawl.model import Costs, Decision, Page, SiteModel
+from structcrawl.refine import Merge, Refiner
 from structcrawl.stability import StabilityRule, UpdateSummary
 from structcrawl.urls import normalize_url
 
@@ -60,6 +61,8 @@ class Explorer:
         dt: float = DT,
         stability: StabilityRule | None = None,
         scope: Callable[[str], bool] | None = None,
+        refiner: Refiner | None = None,
+        refine_every: int = 5,
     ) -> None:
         self.start_url = normalize_url(start_url) or start_url
         self.model = SiteModel(costs)
@@ -67,6 +70,10 @@ class Explorer:
         self.stability = stability or StabilityRule()
         self.scope = scope or Scope(self.start_url)
         self.dt = dt
+        #: online refinement (``structcrawl.refine``); None switches it off
+        self.refiner = Refiner() if refiner is None else refiner or None
+        self.refine_every = refine_every
+        self.merges: list[Merge] = []
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
         self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
@@ -98,9 +105,7 @@ class Explorer:
         selection = select_candidates([Page(f.url, f.schema, f.url_count, f.tag_paths) for f in fresh], self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
-        created = 0
         for decision, cand in zip(decisions, selection.candidates):
-            created += decision.action == "new"
             for page in cand.pages:
                 feats = by_url[page.url]
                 self.links[page.url] = feats.collections
@@ -108,7 +113,9 @@ class Explorer:
                 self.frontier.add_links(decision.class_id, self._in_scope(feats))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
-        summary = UpdateSummary(len(self.model.pages), len(self.model.classes), created, 0, self.model.mdl,
+        if self.refiner and self.updates % self.refine_every == 0:
+            self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
+        summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.mdl,
                                 self.frontier.untried())
         if fresh and self.stability.observe(summary):
             self.stable = True

@@ -2,7 +2,7 @@
 
 Seed 001 §4.4 finds the empty-queue end "too pessimistic": the model reaches
 its final shape long before.  ``StabilityRule`` fires when, over the last
-``window`` model updates, no class was created or merged, the MDL cost per
+``window`` model updates, the set of classes did not change, the MDL cost per
 modelled page moved by less than ``epsilon`` (relative), and no link
 collection of the frontier is left untried (one that was never followed may
 lead to a class nobody has seen); it says why.
@@ -16,12 +16,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class UpdateSummary:
-    """What one model update (one batch) did, as the stability rule sees it."""
+    """What one model update (one batch) left, as the stability rule sees it."""
 
     pages: int  #: pages modelled so far
-    classes: int
-    created: int  #: classes created by this update
-    merged: int  #: classes merged away by this update (refinement)
+    class_ids: frozenset[int]  #: the model's classes after the update (and any refinement)
     mdl: float  #: total MDL after the update
     untried: int = 0  #: frontier collections never tried yet
 
@@ -36,21 +34,26 @@ class StabilityRule:
 
     @property
     def quiet_updates(self) -> int:
-        """Consecutive most recent updates without a class created or merged."""
-        n = 0
-        for s in reversed(self._recent):
-            if s.created or s.merged:
-                break
-            n += 1
-        return n
+        """How many of the latest updates ended with the classes the model has now.
+
+        A class created and merged away again inside the window (a fragment
+        that refinement folded back) does not break the quiet.
+        """
+        if not self._recent:
+            return 0
+        now = self._recent[-1].class_ids
+        quiet = 0
+        for back, s in enumerate(reversed(list(self._recent)[:-1]), start=1):
+            if not s.class_ids >= now:
+                break  # a class of today's model did not exist yet
+            if s.class_ids == now:
+                quiet = back
+        return quiet
 
     def observe(self, summary: UpdateSummary) -> bool:
         """Record one update; True (and ``reason`` set) once the model is stable."""
         self._recent.append(summary)
-        if len(self._recent) <= self.window or summary.pages < self.min_pages:
-            return False
-        updates = list(self._recent)[1:]
-        if any(s.created or s.merged for s in updates):
+        if self.quiet_updates < self.window or summary.pages < self.min_pages:
             return False
         before, after = self._recent[0], self._recent[-1]
         per_before = before.mdl / max(1, before.pages)
@@ -59,7 +62,7 @@ class StabilityRule:
         if drift >= self.epsilon or after.untried:
             return False
         self.reason = (
-            f"no class created or merged in the last {self.window} model updates and MDL per page "
-            f"moved {drift:.2%} (< {self.epsilon:.0%}), every link collection tried: {after.classes} classes, {after.pages} pages"
+            f"the same {len(after.class_ids)} classes for the last {self.window} model updates, MDL per page "
+            f"moved {drift:.2%} (< {self.epsilon:.0%}) and every link collection was tried ({after.pages} pages modelled)"
         )
         return True

@@ -185,31 +185,43 @@ def test_unknown_strategy():
 
 # -- stability ------------------------------------------------------------------
 
+def summaries(*rows):
+    """(pages, class ids, mdl per page[, untried]) -> UpdateSummary objects."""
+    return [UpdateSummary(p, frozenset(ids), p * per, *rest) for p, ids, per, *rest in rows]
+
+
 def test_stability_fires_after_quiet_window_and_explains():
     rule = StabilityRule(window=3, epsilon=0.05)
-    mdl_per_page = 10.0
-    s = [UpdateSummary(10, 2, 1, 0, 100.0)]
-    s += [UpdateSummary(10 + 5 * i, 2, 0, 0, (10 + 5 * i) * mdl_per_page) for i in range(1, 4)]
-    assert [rule.observe(x) for x in s] == [False, False, False, True]
-    assert "3 model updates" in rule.reason and "2 classes" in rule.reason
+    seq = summaries((10, {0}, 10.0), (15, {0, 1}, 10.0), (20, {0, 1}, 10.0), (25, {0, 1}, 10.1),
+                    (30, {0, 1}, 10.0))
+    assert [rule.observe(x) for x in seq] == [False, False, False, False, True]
+    assert "same 2 classes for the last 3 model updates" in rule.reason
 
 
-def test_stability_blocked_by_new_class_or_drift():
+def test_stability_blocked_by_class_changes_or_drift():
     rule = StabilityRule(window=2, epsilon=0.05)
-    for x in [UpdateSummary(10, 1, 1, 0, 100), UpdateSummary(20, 1, 0, 0, 200), UpdateSummary(30, 2, 1, 0, 300)]:
-        assert not rule.observe(x)
+    for x in summaries((10, {0}, 10), (20, {0}, 10), (30, {0, 1}, 10), (40, {1}, 10)):
+        assert not rule.observe(x)  # a class created, then one merged away
     assert rule.quiet_updates == 0
     drift = StabilityRule(window=2, epsilon=0.05)
-    for x in [UpdateSummary(10, 1, 0, 0, 100), UpdateSummary(20, 1, 0, 0, 300), UpdateSummary(30, 1, 0, 0, 600)]:
+    for x in summaries((10, {0}, 10), (20, {0}, 15), (30, {0}, 20)):
         assert not drift.observe(x)
+
+
+def test_a_fragment_created_and_merged_back_does_not_break_the_quiet():
+    rule = StabilityRule(window=3, epsilon=0.05)
+    seq = summaries((10, {0, 1}, 10), (20, {0, 1, 2}, 10), (30, {0, 1}, 10), (40, {0, 1}, 10))
+    assert [rule.observe(x) for x in seq] == [False, False, False, True]
+    # whereas merging away a class that was there at the window's start is a change
+    rule = StabilityRule(window=3, epsilon=0.05)
+    seq = summaries((10, {0, 1, 2}, 10), (20, {0, 1}, 10), (30, {0, 1}, 10), (40, {0, 1}, 10))
+    assert [rule.observe(x) for x in seq] == [False, False, False, False]
 
 
 def test_stability_waits_for_untried_collections():
     rule = StabilityRule(window=2, epsilon=0.05)
-    seq = [UpdateSummary(10, 2, 0, 0, 100, untried=1), UpdateSummary(20, 2, 0, 0, 200, untried=1),
-           UpdateSummary(30, 2, 0, 0, 300, untried=1)]
-    assert not any(rule.observe(x) for x in seq)
-    assert rule.observe(UpdateSummary(40, 2, 0, 0, 400, untried=0))
+    assert not any(rule.observe(x) for x in summaries((10, {0}, 10, 1), (20, {0}, 10, 1), (30, {0}, 10, 1)))
+    assert rule.observe(summaries((40, {0}, 10, 0))[0])
 
 
 def test_frontier_state_round_trips_through_json():
@@ -243,3 +255,29 @@ def test_tag_path_twins_are_one_template_whatever_their_links():
     # a different structure (Jaccard < 0.95) is not a twin
     other = Candidate([Page("d", frozenset({"y1", "y2"}), 1, frozenset(frame[:30]) | {"html/body/ul/li/a"})])
     assert m.update(other, dt=0.2).action == "new"
+
+
+def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
+    from structcrawl.refine import Refiner
+
+    skeleton = frozenset(f"html/body/div/p{i}" for i in range(10))
+    m = SiteModel()
+    for name, links in (("a", {"x1"}), ("b", {"y1"}), ("c", {"z1"})):
+        cls = m.new_class()
+        m._add_to(cls, [Page(f"{name}{i}", frozenset(links), 1, skeleton) for i in range(3)])
+    f = Frontier()
+    f.add_links(9, {"list": ["u"]})
+    f.collections[(9, "list")].leads_to.update({0: 2, 1: 2})  # one collection led to classes 0 and 1
+    merges = Refiner().refine(m, f, update=5)
+    assert [(x.kept, x.merged, x.similarity) for x in merges] == [(0, 1, 1.0)]
+    assert sorted(m.classes) == [0, 2] and m.classes[0].size == 6
+    # both classes vouched for by a collection of their own: kept apart
+    m2 = SiteModel()
+    for name in ("a", "b"):
+        m2._add_to(m2.new_class(), [Page(f"{name}{i}", frozenset({name}), 1, skeleton) for i in range(3)])
+    f2 = Frontier()
+    f2.add_links(9, {"menu": ["u"], "by": ["v"], "pub": ["w"]})
+    f2.collections[(9, "menu")].leads_to.update({0: 1, 1: 1})
+    f2.collections[(9, "by")].leads_to.update({0: 10})
+    f2.collections[(9, "pub")].leads_to.update({1: 10})
+    assert Refiner().refine(m2, f2, update=5) == []

@@ -38,7 +38,7 @@ def crawl_and_score(site, truth, features, strategy):
 def test_densest_first_stops_early_with_a_faithful_model(site, truth, features):
     explorer, score = crawl_and_score(site, truth, features, "densest")
     fetched = len(explorer.model.pages)
-    assert explorer.stable and "every link collection tried" in explorer.stability.reason
+    assert explorer.stable and "every link collection was tried" in explorer.stability.reason
     assert fetched <= 0.25 * len(truth), fetched
     assert score["fstar"] >= 0.95, score
     assert score["ari"] >= 0.90, score
@@ -95,3 +95,20 @@ def test_replaying_batches_rebuilds_the_same_state(site):
     # and both pick the same next batches
     for _ in range(5):
         assert resumed.next_batch() == explorer.next_batch()
+
+
+def test_online_refinement_keeps_or_improves_fstar(site, truth, features):
+    with_refinement, score_on = crawl_and_score(site, truth, features, "densest")
+    explorer = run_offline(fetcher(site, BASE), BASE + "/", refiner=False)
+    score_off = evaluate({u: explorer.classify(f)[0] for u, f in features.items()}, truth)
+    assert score_on["fstar"] >= score_off["fstar"], (score_on, score_off)
+    # the two deliberately similar templates were never merged
+    majority = {
+        cid: Counter(truth[u] for u in cls.members).most_common(1)[0][0]
+        for cid, cls in with_refinement.model.classes.items()
+    }
+    authors = [c for c, m in majority.items() if m == "author"]
+    publishers = [c for c, m in majority.items() if m == "publisher"]
+    assert authors and publishers and not set(authors) & set(publishers)
+    for merge in with_refinement.merges:
+        assert merge.similarity >= 0.8
