@@ -78,6 +78,8 @@ class Explorer:
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
         self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
         self.failed: set[str] = set()
+        self._copies: dict[tuple, str] = {}  #: (links, tag paths) -> first URL with them
+        self.traps: list[tuple[int, str]] = []  #: collections emptied as traps
         self.updates = 0
         self.stable = False
         self._seeded = False
@@ -97,9 +99,17 @@ class Explorer:
         """Run the model step on the pages fetched for ``batch`` (failures simply missing)."""
         self.failed.update(failed)
         fresh: list[PageFeatures] = []
+        copies: list[str] = []  #: originals of the copies in this batch
         for feats in pages:
             if feats.url in self.model.pages or any(f.url == feats.url for f in fresh):
                 continue  # two links redirected to one page: model it once
+            original = self._copies.setdefault((feats.links, feats.tag_paths), feats.url)
+            if original != feats.url:
+                # the same page under another URL (session or tracking parameters,
+                # frameset wrappers): an alias, not a new page
+                self.aliases[feats.url] = original
+                copies.append(original)
+                continue
             fresh.append(feats)
         self.frontier.mark_issued(f.url for f in fresh)
         selection = select_candidates([Page(f.url, f.schema, f.url_count, f.tag_paths) for f in fresh], self.dt)
@@ -113,6 +123,9 @@ class Explorer:
                 self.frontier.add_links(decision.class_id, self._in_scope(feats))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
+        copy_classes = [self.model.page_class[u] for u in copies if u in self.model.page_class]
+        if copies and self.frontier.record(batch.key, copy_classes, duplicates=len(copy_classes)):
+            self.traps.append(batch.key)
         if self.refiner and self.updates % self.refine_every == 0:
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
         summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.mdl,

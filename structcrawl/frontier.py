@@ -42,6 +42,9 @@ class Collection:
     cursor: int = 0  #: urls[:cursor] were handed out or skipped
     tried: bool = False  #: a batch of it was handed out
     leads_to: Counter = field(default_factory=Counter)  #: class id -> fetched pages
+    fetched: int = 0  #: pages that came back from this collection
+    duplicates: int = 0  #: of them, copies of pages modelled before (another URL, same features)
+    trap: bool = False  #: found to hand out copies only: never served again
 
     @property
     def key(self) -> tuple[int, str]:
@@ -58,13 +61,14 @@ class Batch:
 
 class Frontier:
     def __init__(self, strategy: str = "densest", batch_size: int = 10,
-                 saturation_support: int = 10, saturation_share: float = 0.9) -> None:
+                 saturation_support: int = 10, saturation_share: float = 0.9, trap_pages: int = 10) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
         self.strategy = strategy
         self.batch_size = batch_size
         self.saturation_support = saturation_support
         self.saturation_share = saturation_share
+        self.trap_pages = trap_pages
         self.collections: dict[tuple[int, str], Collection] = {}
         self.issued: set[str] = set()
         self._seq = 0
@@ -98,10 +102,22 @@ class Frontier:
             self.collections[batch.key].tried = True
         self.issued.update(batch.urls)
 
-    def record(self, key: tuple[int, str] | None, classes: Iterable[int]) -> None:
-        """Which classes the pages of a popped collection were put in."""
-        if key is not None and key in self.collections:
-            self.collections[key].leads_to.update(classes)
+    def record(self, key: tuple[int, str] | None, classes: Iterable[int], duplicates: int = 0) -> bool:
+        """Which classes the pages of a popped collection were put in (``duplicates`` of them
+        copies of known pages).  A collection whose first ``trap_pages`` pages or more were
+        90 % copies is a trap — the same page under endless URLs (``index.html?<anything>``)
+        — and is emptied; returns True then."""
+        coll = self.collections.get(key) if key is not None else None
+        if coll is None:
+            return False
+        classes = list(classes)
+        coll.leads_to.update(classes)
+        coll.fetched += len(classes)
+        coll.duplicates += duplicates
+        if not coll.trap and coll.fetched >= self.trap_pages and coll.duplicates >= 0.9 * coll.fetched:
+            coll.trap = True
+            return True
+        return False
 
     def merge_classes(self, keep: int, gone: int) -> None:
         """Class ``gone`` was folded into ``keep``: fold its collections too."""
@@ -131,6 +147,8 @@ class Frontier:
         return max(coll.leads_to.values()) >= self.saturation_share * total
 
     def _pending(self, coll: Collection) -> bool:
+        if coll.trap:
+            return False
         while coll.cursor < len(coll.urls) and coll.urls[coll.cursor] in self.issued:
             coll.cursor += 1
         return coll.cursor < len(coll.urls)
@@ -177,25 +195,29 @@ class Frontier:
             "batch_size": self.batch_size,
             "saturation_support": self.saturation_support,
             "saturation_share": self.saturation_share,
+            "trap_pages": self.trap_pages,
             "seq": self._seq,
             "issued": sorted(self.issued),
             "class_links": {str(k): v for k, v in sorted(self._class_links.items())},
             "collections": [
                 {"source": c.source, "path": c.path, "seq": c.seq, "urls": c.urls, "cursor": c.cursor,
-                 "tried": c.tried, "leads_to": {str(k): v for k, v in sorted(c.leads_to.items())}}
+                 "tried": c.tried, "leads_to": {str(k): v for k, v in sorted(c.leads_to.items())},
+                 "fetched": c.fetched, "duplicates": c.duplicates, "trap": c.trap}
                 for c in sorted(self.collections.values(), key=lambda c: c.seq)
             ],
         }
 
     @classmethod
     def from_state(cls, state: dict) -> "Frontier":
-        f = cls(state["strategy"], state["batch_size"], state["saturation_support"], state["saturation_share"])
+        f = cls(state["strategy"], state["batch_size"], state["saturation_support"], state["saturation_share"],
+                state["trap_pages"])
         f._seq = state["seq"]
         f.issued = set(state["issued"])
         f._class_links = Counter({int(k): v for k, v in state["class_links"].items()})
         for c in state["collections"]:
             coll = Collection(c["source"], c["path"], c["seq"], list(c["urls"]), set(c["urls"]), c["cursor"],
-                              c["tried"], Counter({int(k): v for k, v in c["leads_to"].items()}))
+                              c["tried"], Counter({int(k): v for k, v in c["leads_to"].items()}),
+                              c["fetched"], c["duplicates"], c["trap"])
             f.collections[coll.key] = coll
         return f
 

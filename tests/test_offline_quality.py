@@ -112,3 +112,36 @@ def test_online_refinement_keeps_or_improves_fstar(site, truth, features):
     assert authors and publishers and not set(authors) & set(publishers)
     for merge in with_refinement.merges:
         assert merge.similarity >= 0.8
+
+
+def test_copies_are_aliases_and_a_collection_of_copies_is_a_trap():
+    """A home page listing 40 items, each linking to a frameset wrapper
+    /index.html?N that is the same page under endless URLs."""
+    base = "http://trap.test"
+    items = "".join(f'<li><a href="/item/{i}">i{i}</a></li>' for i in range(40))
+    home = f"<html><body><ul class='items'>{items}</ul></body></html>".encode()
+
+    def item(i):
+        return f"<html><body><h1>{i}</h1><p class='wrap'><a href='/index.html?{i}'>frames</a></p></body></html>".encode()
+
+    frameset = b"<html><frameset><frame src='/menu.html'></frameset></html>"
+    fetched = []
+
+    def fetch(url):
+        fetched.append(url)
+        path = url[len(base):]
+        if path == "/":
+            return url, home
+        if path.startswith("/item/"):
+            return url, item(int(path.rsplit("/", 1)[1]))
+        if path.startswith("/index.html?"):
+            return url, frameset
+        return None
+
+    explorer = run_offline(fetch, base + "/", stop="exhaust")
+    wrappers = [u for u in fetched if "index.html?" in u]
+    assert len(wrappers) == 10  # one batch of copies, then the collection is emptied
+    assert explorer.traps and explorer.traps[0][1].endswith("p.wrap/a")
+    first = min(wrappers, key=wrappers.index)
+    assert all(explorer.aliases[u] == first for u in wrappers if u != first)
+    assert len([u for u in explorer.model.pages if "index.html?" in u]) == 1
