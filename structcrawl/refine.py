@@ -8,14 +8,21 @@ reached from many places.  Two classes are merged when
 1. their **tag-path fingerprints** (paths on ≥ ``occurrence`` of the members)
    have Jaccard similarity ≥ ``similarity`` (seed 002: 0.3 and 0.8) — the same
    DOM skeleton; and
-2. some link collection **co-cites** them — its links led to pages of both —
-   which is seed 001's assumption that the links of one collection lead to
-   one class; and
+2. some link collection **co-cites** them — its links point to modelled pages
+   of both — which is seed 001's assumption that the links of one collection
+   lead to one class; and
 3. they are **not each the sole target of a collection of their own**.  A
    collection whose fetched pages (at least ``support``) went ``share`` or more
    to one class vouches for that class being a class: when both classes have
    such a collection they were told apart by the site's own links, and the
-   merge is vetoed.
+   merge is vetoed; and
+4. they are **not told apart by their own link collections**: when each has a
+   collection on ≥ 90 % of its members that the other never shows, they are
+   two templates, not one with optional sections (the demo's news index with
+   its pager vs the month archive, fingerprints 0.82 alike).
+
+Classes with fewer than ``min_members`` members merge only as twins
+(Jaccard ≥ 0.95): a menu's single destinations carry too little evidence.
 
 The demo site's author and publisher pages share a skeleton (Jaccard 0.88) but
 are never linked from one collection and each is the only target of the
@@ -32,7 +39,7 @@ from itertools import combinations
 
 from structcrawl.fingerprint import UnionFind, jaccard
 from structcrawl.frontier import Frontier
-from structcrawl.model import SiteModel
+from structcrawl.model import TWIN_SIMILARITY, SiteModel
 
 
 @dataclass(frozen=True)
@@ -47,19 +54,22 @@ class Merge:
 
 class Refiner:
     def __init__(self, similarity: float = 0.8, occurrence: float = 0.3, support: int = 10,
-                 share: float = 0.9) -> None:
+                 share: float = 0.9, min_members: int = 2) -> None:
         self.similarity = similarity
         self.occurrence = occurrence
         self.support = support
         self.share = share
+        self.min_members = min_members
 
     def pairs(self, model: SiteModel, frontier: Frontier) -> list[tuple[int, int, float]]:
         """Class pairs (a < b) that should merge, with their fingerprint similarity."""
         cocited: set[tuple[int, int]] = set()
         vouched: set[int] = set()
+        page_class = model.page_class
         for coll in frontier.collections.values():
-            targets = sorted(k for k, n in coll.leads_to.items() if n and k in model.classes)
-            cocited.update(combinations(targets, 2))
+            targets = {k for k, n in coll.leads_to.items() if n and k in model.classes}
+            targets.update(page_class[u] for u in coll.urls if u in page_class)
+            cocited.update(combinations(sorted(targets), 2))
             total = sum(coll.leads_to.values())
             if total >= self.support:
                 top, n = max(coll.leads_to.items(), key=lambda kv: (kv[1], -kv[0]))
@@ -70,13 +80,23 @@ class Refiner:
         for a, b in sorted(cocited):
             if a in vouched and b in vouched:
                 continue
+            if self._told_apart(model.classes[a], model.classes[b]):
+                continue
             for c in (a, b):
                 if c not in prints:
                     prints[c] = model.classes[c].fingerprint(self.occurrence)
             sim = jaccard(prints[a], prints[b])
-            if sim >= self.similarity:
+            small = min(model.classes[a].size, model.classes[b].size) < self.min_members
+            if sim >= (TWIN_SIMILARITY if small else self.similarity):
                 out.append((a, b, sim))
         return out
+
+    def _told_apart(self, a, b) -> bool:
+        """Each class (of >= 3 members) has a link collection on nearly all its members
+        that the other never shows: two templates, not one with optional sections."""
+        def exclusive(x, y):
+            return x.size >= self.min_members and any(c >= 0.9 * x.size and p not in y.path_counts for p, c in x.path_counts.items())
+        return exclusive(a, b) and exclusive(b, a)
 
     def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
         """Merge every approved pair, transitively (union-find); the oldest class id is kept."""

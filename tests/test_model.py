@@ -262,9 +262,10 @@ def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
 
     skeleton = frozenset(f"html/body/div/p{i}" for i in range(10))
     m = SiteModel()
-    for name, links in (("a", {"x1"}), ("b", {"y1"}), ("c", {"z1"})):
+    for name in ("a", "b", "c"):  # an optional section on 2 of 3 members each
         cls = m.new_class()
-        m._add_to(cls, [Page(f"{name}{i}", frozenset(links), 1, skeleton) for i in range(3)])
+        m._add_to(cls, [Page(f"{name}{i}", frozenset({"nav", name} if i else {"nav"}), 1, skeleton)
+                        for i in range(3)])
     f = Frontier()
     f.add_links(9, {"list": ["u"]})
     f.collections[(9, "list")].leads_to.update({0: 2, 1: 2})  # one collection led to classes 0 and 1
@@ -281,3 +282,16 @@ def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
     f2.collections[(9, "by")].leads_to.update({0: 10})
     f2.collections[(9, "pub")].leads_to.update({1: 10})
     assert Refiner().refine(m2, f2, update=5) == []
+    # no vouching collection, but each has a section on all its members that the other lacks
+    f3 = Frontier()
+    f3.add_links(9, {"menu": ["u"]})
+    f3.collections[(9, "menu")].leads_to.update({0: 1, 1: 1})
+    m3 = SiteModel()
+    for name in ("a", "b"):
+        m3._add_to(m3.new_class(), [Page(f"{name}{i}", frozenset({"nav", name}), 1, skeleton) for i in range(3)])
+    assert Refiner().refine(m3, f3, update=5) == []
+    # single pages merge only as twins (Jaccard >= 0.95)
+    m4 = SiteModel()
+    m4._add_to(m4.new_class(), [Page("s", frozenset({"nav"}), 1, skeleton)])
+    m4._add_to(m4.new_class(), [Page("t", frozenset({"nav"}), 1, frozenset(list(skeleton)[:8]))])
+    assert Refiner().refine(m4, f3, update=5) == []  # Jaccard 0.8
