@@ -34,6 +34,85 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return run_evaluate(args.assignments, args.truth, as_json=args.json)
 
 
+def _cmd_crawl(args: argparse.Namespace) -> int:
+    from structcrawl.runner import CrawlError, parse_setting_overrides, run_structure_crawl
+
+    try:
+        overrides = parse_setting_overrides(args.set)
+        if args.loglevel:
+            overrides["LOG_LEVEL"] = args.loglevel.upper()
+        result = run_structure_crawl(
+            args.url,
+            strategy=args.strategy,
+            max_pages=args.max_pages,
+            batch=args.batch,
+            stop=args.stop,
+            job=args.job,
+            members=True if args.members else None,
+            model_out=args.output,
+            settings=overrides,
+        )
+    except CrawlError as exc:
+        raise CommandError(str(exc)) from None
+    _check_crawl_result(result)
+    print(
+        f"{result.reason}: {result.stat('structcrawl/pages_requested', 0)} pages requested, "
+        f"{result.stat('structcrawl/pages_modelled', 0)} modelled, {result.stat('structcrawl/classes', 0)} classes; "
+        f"model written to {result.model_out}"
+    )
+    return 0
+
+
+def _check_crawl_result(result) -> None:
+    if result.bootstrap_failed and not result.stats:
+        raise CommandError("the crawl could not start (see the log above)")
+    if result.stat("structcrawl/export_error"):
+        raise CommandError(
+            f"could not write the site model to {result.model_out}: {result.stat('structcrawl/export_error')}"
+        )
+    if not result.stat("structcrawl/pages_modelled"):
+        failures = sorted(k.split("/", 2)[2] for k in result.stats if k.startswith("structcrawl/failed/"))
+        why = f" (failures: {', '.join(failures)})" if failures else ""
+        raise CommandError(f"no page could be modelled, the start URL gave nothing usable{why}")
+
+
+def _cmd_classify(args: argparse.Namespace) -> int:
+    from structcrawl.classify import run_classify
+
+    return run_classify(
+        args.model,
+        args.inputs,
+        base_url=args.base_url,
+        root=args.root,
+        output=args.output,
+        jobs=args.jobs,
+        timeout=args.timeout,
+    )
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from structcrawl.demo_run import run_demo
+
+    return run_demo(args)
+
+
+def _add_crawl_options(p: argparse.ArgumentParser, default_output: str) -> None:
+    p.add_argument("--strategy", choices=["densest", "sparsest"], help="link-collection priority (default densest)")
+    p.add_argument("--max-pages", type=int, metavar="N", help="most pages to request (default: no limit)")
+    p.add_argument("--batch", type=int, metavar="N", help="most pages fetched per link collection per model update (default 10)")
+    p.add_argument(
+        "--stop",
+        choices=["stable", "exhaust"],
+        help="stop when the model is stable (default) or when the frontier is empty",
+    )
+    p.add_argument("-o", "--output", metavar="MODEL.json", help=f"where to write the site model JSON (default {default_output})")
+    p.add_argument("--members", action="store_true", help="also export every class's member URLs")
+    p.add_argument(
+        "-s", "--set", action="append", metavar="NAME=VALUE", default=[], help="set a Scrapy/structcrawl setting (repeatable)"
+    )
+    p.add_argument("-L", "--loglevel", metavar="LEVEL", help="log level (default INFO)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="structcrawl",
@@ -73,6 +152,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truth", required=True, metavar="TRUTH.csv", help="url,class CSV")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser(
+        "crawl",
+        help="crawl a site with the structure spider and write its site model",
+        description="Crawl URL with the structure spider (the settings of structcrawl.default_settings "
+        "plus -s overrides) until the site model is stable, then write the model JSON. Equivalent to "
+        "'scrapy crawl structure -a start_url=URL …' in the project directory.",
+    )
+    p.add_argument("url", metavar="URL", help="start URL (http or https)")
+    p.add_argument("--job", help="job name, used for the default output file (default: the start host)")
+    _add_crawl_options(p, "<job>.model.json")
+    p.set_defaults(func=_cmd_crawl)
+
+    p = sub.add_parser(
+        "classify",
+        help="assign pages (URLs or HTML files) to the classes of a site model",
+        description="Classify each INPUT with the site model: an http(s) URL is fetched, a local HTML "
+        "file gets the URL --base-url + its path relative to --root; '-' reads inputs from stdin, one "
+        "per line. Prints JSON lines {\"input\", \"url\", \"class\", \"cost\"} in input order (class null "
+        "when no class fits; an \"error\" key when the input could not be read). Exit status 1 when some "
+        "input failed, 2 for a bad model or arguments.",
+    )
+    p.add_argument("model", metavar="MODEL.json", help="site model written by a crawl")
+    p.add_argument("inputs", metavar="INPUT", nargs="+", help="URL, HTML file, or - for stdin")
+    p.add_argument("--base-url", metavar="URL", help="URL of --root for local files (default: the model's start URL)")
+    p.add_argument("--root", default=".", metavar="DIR", help="directory that --base-url stands for (default: current directory)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the JSON lines here (default stdout)")
+    p.add_argument("-j", "--jobs", type=int, default=8, metavar="N", help="inputs classified in parallel (default 8)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-URL fetch timeout (default 30)")
+    p.set_defaults(func=_cmd_classify)
+
+    p = sub.add_parser(
+        "demo",
+        help="serve the demo bookshop, crawl it with the structure spider and show the classes",
+        description="Start the demo site on a free loopback port, crawl it with the structure spider, "
+        "write the model JSON and print the discovered classes (size, a sample URL each), how the "
+        "crawl stopped, and how the model scores against the demo's ground truth.",
+    )
+    p.add_argument("--pages", type=int, default=3000, help="approximate number of demo pages (default 3000)")
+    p.add_argument("--seed", type=int, default=0, help="demo site generator seed (default 0)")
+    _add_crawl_options(p, "demo.model.json")
+    p.add_argument("--no-evaluate", action="store_true", help="skip scoring the model against the ground truth")
+    p.set_defaults(func=_cmd_demo, loglevel=None)
 
     return parser
 

@@ -1,0 +1,102 @@
+"""Scrapy settings of a structcrawl project, with every ``STRUCTCRAWL_*`` default.
+
+``settings/__init__.py`` (the module ``scrapy.cfg`` points at) imports this
+module, and ``structcrawl crawl`` / ``structcrawl demo`` load it directly, so
+``scrapy crawl structure`` inside the project and ``structcrawl crawl`` from
+anywhere run with the same settings.  Override any of them with
+``-s NAME=VALUE`` on either command line.
+
+The ``structure`` spider reads every ``STRUCTCRAWL_*`` setting with the default
+given here (:data:`STRUCTCRAWL_DEFAULTS`), so it also works from a Scrapy
+project whose settings module knows nothing about structcrawl.
+"""
+
+from __future__ import annotations
+
+# -- Scrapy ------------------------------------------------------------------
+BOT_NAME = "structcrawl"
+SPIDER_MODULES = ["structcrawl.spiders"]
+NEWSPIDER_MODULE = "structcrawl.spiders"
+
+#: Polite by default: robots.txt is obeyed (``-s ROBOTSTXT_OBEY=False`` to ignore it).
+ROBOTSTXT_OBEY = True
+#: Scrapy's own concurrency defaults, spelled out; AutoThrottle is off unless
+#: the user turns it on (``-s AUTOTHROTTLE_ENABLED=True``).
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+#: Huge pages are not worth modelling: abort downloads above 16 MiB (the
+#: page is then recorded as failed), warn above 4 MiB.
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+LOG_LEVEL = "INFO"
+#: No code-execution back doors into a crawler that talks to arbitrary sites
+#: (Scrapy's telnet console and remote-control HTTP server); turn them on
+#: with -s when you need them.
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+FEED_EXPORT_ENCODING = "utf-8"
+
+#: The periodic structure log line and the ``structcrawl/…`` stats
+#: (the spider adds it too when a project's settings lack it).
+EXTENSIONS = {
+    "structcrawl.extensions.StructureLogStats": 500,
+}
+
+# -- structcrawl ---------------------------------------------------------------
+#: Where the site model JSON is written when the crawl closes; None means
+#: ``<job>.model.json`` in the current directory (job: the ``job`` spider
+#: argument, by default the start URL's host, ``:`` replaced by ``_``).
+STRUCTCRAWL_MODEL_OUT = None
+#: Also export every class's member URLs (``-a members=true`` does the same).
+STRUCTCRAWL_EXPORT_MEMBERS = False
+
+#: Link-collection priority: ``densest`` or ``sparsest`` (``-a strategy=``).
+STRUCTCRAWL_STRATEGY = "densest"
+#: Most URLs fetched per link collection per model update, seed 001's n (``-a batch=``).
+STRUCTCRAWL_BATCH_SIZE = 10
+#: ``stable``: close with reason ``model_stable`` once the stability rule fires;
+#: ``exhaust``: keep going until the frontier is empty (``-a stop=``).
+STRUCTCRAWL_STOP = "stable"
+#: Most pages requested by the spider (0: no limit); ``-a max_pages=``.  The
+#: crawl then closes with reason ``max_pages``.  Scrapy's
+#: CLOSESPIDER_PAGECOUNT works as well (reason ``closespider_pagecount``).
+STRUCTCRAWL_MAX_PAGES = 0
+#: Candidate-selection distance threshold (seed 001 footnote 5).
+STRUCTCRAWL_DT = 0.2
+#: MDL code weights, overrides of ``structcrawl.model.Costs`` fields
+#: (e.g. ``{"c_i": 0.8}``); missing keys keep the core's defaults.
+STRUCTCRAWL_COSTS = {}
+
+#: Stability rule: over the last WINDOW model updates no class created or
+#: merged and the MDL per page moved less than EPSILON (relative); not before
+#: MIN_PAGES pages are modelled.
+STRUCTCRAWL_STABILITY_WINDOW = 20
+STRUCTCRAWL_STABILITY_EPSILON = 0.02
+STRUCTCRAWL_STABILITY_MIN_PAGES = 0
+
+#: Scope: the start URL's host only, unless subdomains of it (and of the extra
+#: domains) are allowed; extra host names may be listed.
+STRUCTCRAWL_ALLOW_SUBDOMAINS = False
+STRUCTCRAWL_ALLOWED_DOMAINS = []
+
+#: Most URLs handed out by the frontier but not yet taken into the model
+#: (requested, downloading, or waiting for the rest of their batch).  0 means
+#: 2 × CONCURRENT_REQUESTS.  Larger keeps the downloader busier; smaller makes
+#: the frontier's choices follow the model more closely.
+STRUCTCRAWL_MAX_INFLIGHT = 0
+
+#: Seconds between the periodic "Structure: …" log lines (0 disables them).
+STRUCTCRAWL_LOGSTATS_INTERVAL = 60.0
+
+#: Export: sample URLs per class, the member tag-path sets kept per class for
+#: fingerprints and samples (bounded memory), and the fingerprint occurrence
+#: threshold (seed 002 §3.3).
+STRUCTCRAWL_SAMPLES = 5
+STRUCTCRAWL_FINGERPRINT_PAGES = 100
+STRUCTCRAWL_FINGERPRINT_OCCURRENCE = 0.3
+
+#: Every STRUCTCRAWL_* setting with its default, for code that reads settings
+#: that may not come from this module.
+STRUCTCRAWL_DEFAULTS = {
+    name: value for name, value in dict(globals()).items() if name.startswith("STRUCTCRAWL_") and name != "STRUCTCRAWL_DEFAULTS"
+}

@@ -1,0 +1,119 @@
+"""``structcrawl demo``: serve the demo bookshop, crawl it with the structure spider, show the classes.
+
+The demo site runs in a thread of this process on a free loopback port; the
+crawl is the same in-process Scrapy run as ``structcrawl crawl``.  Afterwards
+the written model is loaded back (the same path ``structcrawl classify``
+takes) and, unless ``--no-evaluate``, every page of the demo's ground truth is
+classified with it (rendered in-process, no HTTP) and scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from urllib.parse import urlsplit
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def class_table(model, base_url: str, width: int = 48) -> list[str]:
+    """Rows ``class  size  sample URL  URL pattern`` of a loaded model."""
+    lines = [f"{'class':>5}  {'size':>5}  {'sample URL':<{width}}  URL pattern"]
+    lines.append(f"{'-' * 5}  {'-' * 5}  {'-' * width}  {'-' * 11}")
+    for cid in sorted(model.classes):
+        info = model.classes[cid]
+        sample = _path(info.samples[0]) if info.samples else ""
+        if len(sample) > width:
+            sample = sample[: width - 1] + "…"
+        lines.append(f"{cid:>5}  {info.size:>5}  {sample:<{width}}  {info.url_pattern or ''}")
+    return lines
+
+
+def score_against_truth(model, site, base_url: str) -> dict:
+    from structcrawl.features import extract
+    from structcrawl.metrics import evaluate
+
+    truth: dict[str, str] = {}
+    assigned: dict[str, int | None] = {}
+    for path_qs, cls in site.truth():
+        url = base_url + path_qs
+        truth[url] = cls
+        status, headers, body = site.render(path_qs)
+        if status != 200:
+            assigned[url] = None
+            continue
+        feats = extract(body, url, headers.get("Content-Type"))
+        assigned[url] = model.classify_page(feats)[0]
+    return evaluate(assigned, truth)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from structcrawl.cli import CommandError, _check_crawl_result
+    from structcrawl.demo.server import start_in_thread
+    from structcrawl.demo.site import DemoSite
+    from structcrawl.export import ModelFormatError, load_model
+    from structcrawl.runner import CrawlError, parse_setting_overrides, run_structure_crawl
+
+    if args.pages < 1:
+        raise CommandError(f"--pages must be >= 1, got {args.pages}")
+    try:
+        overrides = parse_setting_overrides(args.set)
+    except CrawlError as exc:
+        raise CommandError(str(exc)) from None
+    overrides.setdefault("LOG_LEVEL", (args.loglevel or "WARNING").upper())
+    output = args.output or "demo.model.json"
+    site = DemoSite(pages=args.pages, seed=args.seed)
+    server, base = start_in_thread(site)
+    try:
+        print(f"Demo site: {len(site)} pages served at {base}/ (seed {args.seed})", flush=True)
+        try:
+            result = run_structure_crawl(
+                base + "/",
+                strategy=args.strategy,
+                max_pages=args.max_pages,
+                batch=args.batch,
+                stop=args.stop,
+                job="demo",
+                members=True if args.members else None,
+                model_out=output,
+                settings=overrides,
+            )
+        except CrawlError as exc:
+            raise CommandError(str(exc)) from None
+        _check_crawl_result(result)
+        try:
+            model = load_model(output)
+        except ModelFormatError as exc:
+            raise CommandError(str(exc)) from None
+        doc = model.document
+        fetched = result.stat("structcrawl/pages_fetched", 0)
+        refused = result.stat("structcrawl/pages_refused", 0)
+        share = fetched / len(site) if len(site) else 0.0
+        print(
+            f"Crawl stopped: {result.reason} after fetching {fetched} pages ({share:.1%} of the site; "
+            f"{result.stat('structcrawl/model_updates', 0)} model updates, {refused} links refused by robots.txt)"
+        )
+        reason = doc["crawl"].get("stability_reason")
+        print(f"  why: {reason or 'the stability rule did not fire'}")
+        print(
+            f"Site model: {len(model.classes)} classes over {doc['crawl']['pages_modelled']} pages, "
+            f"MDL {doc['mdl']['total']:.0f} bits -> {output}"
+        )
+        print()
+        for line in class_table(model, base):
+            print(line)
+        if not args.no_evaluate:
+            scores = score_against_truth(model, site, base)
+            print()
+            print(
+                f"Against the demo's ground truth ({scores['pages']} pages classified with the model): "
+                f"F* {scores['fstar']:.3f}, ARI {scores['ari']:.3f}, purity {scores['purity']:.3f}"
+            )
+        sys.stdout.flush()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return 0

@@ -1,0 +1,127 @@
+"""Run the ``structure`` spider in-process (``structcrawl crawl`` / ``structcrawl demo``).
+
+Scrapy's ``CrawlerProcess`` with the settings of :mod:`structcrawl.default_settings`
+plus the caller's overrides; one crawl per process (the Twisted reactor cannot
+be restarted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from structcrawl.frontier import STRATEGIES
+
+
+class CrawlError(ValueError):
+    """Bad crawl arguments or settings (reported before Scrapy starts)."""
+
+
+@dataclass
+class CrawlResult:
+    reason: str | None
+    stats: dict[str, Any] = field(default_factory=dict)
+    model_out: str | None = None
+    written: bool = False
+    bootstrap_failed: bool = False
+
+    def stat(self, name: str, default: Any = None) -> Any:
+        return self.stats.get(name, default)
+
+
+def parse_setting_overrides(pairs: list[str] | None) -> dict[str, str]:
+    """``["NAME=VALUE", …]`` (the ``-s`` options) → dict; CrawlError on a malformed pair."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise CrawlError(f"invalid -s value {pair!r}: use -s NAME=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def build_settings(overrides: Mapping[str, Any] | None = None) -> Any:
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("structcrawl.default_settings", priority="project")
+    if overrides:
+        settings.setdict(dict(overrides), priority="cmdline")
+    return settings
+
+
+def check_arguments(
+    start_url: str, strategy: str | None, stop: str | None, batch: int | None, max_pages: int | None
+) -> str:
+    """Validate what the spider would reject, with a one-line message; the normalised start URL."""
+    from structcrawl.spiders.structure import STOPS, check_start_url
+
+    try:
+        url = check_start_url(start_url)
+    except ValueError as exc:
+        raise CrawlError(str(exc)) from None
+    if strategy is not None and strategy not in STRATEGIES:
+        raise CrawlError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if stop is not None and stop not in STOPS:
+        raise CrawlError(f"stop must be one of {', '.join(STOPS)}, got {stop!r}")
+    if batch is not None and batch < 1:
+        raise CrawlError(f"batch must be >= 1, got {batch}")
+    if max_pages is not None and max_pages < 0:
+        raise CrawlError(f"max_pages must be >= 0, got {max_pages}")
+    return url
+
+
+def run_structure_crawl(
+    start_url: str,
+    *,
+    strategy: str | None = None,
+    max_pages: int | None = None,
+    batch: int | None = None,
+    stop: str | None = None,
+    job: str | None = None,
+    members: bool | None = None,
+    model_out: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> CrawlResult:
+    """Crawl ``start_url`` with the structure spider; blocks until the crawl closes."""
+    check_arguments(start_url, strategy, stop, batch, max_pages)
+    overrides = dict(settings or {})
+    if model_out:
+        overrides["STRUCTCRAWL_MODEL_OUT"] = model_out
+    try:
+        scrapy_settings = build_settings(overrides)
+    except (TypeError, ValueError) as exc:
+        raise CrawlError(f"bad setting: {exc}") from None
+
+    from scrapy.crawler import CrawlerProcess
+
+    from structcrawl.spiders.structure import StructureSpider
+
+    spider_args: dict[str, Any] = {"start_url": start_url}
+    for name, value in (
+        ("strategy", strategy),
+        ("max_pages", max_pages),
+        ("batch", batch),
+        ("stop", stop),
+        ("job", job),
+        ("members", members),
+    ):
+        if value is not None:
+            spider_args[name] = value
+    process = CrawlerProcess(scrapy_settings)
+    crawler = process.create_crawler(StructureSpider)
+    process.crawl(crawler, **spider_args)
+    process.start()
+    stats: dict[str, Any] = {}
+    if getattr(crawler, "_stats", None) is not None or getattr(crawler, "spider", None) is not None:
+        try:
+            stats = dict(crawler.stats.get_stats())
+        except RuntimeError:
+            stats = {}
+    return CrawlResult(
+        reason=stats.get("finish_reason"),
+        stats=stats,
+        model_out=stats.get("structcrawl/model_out"),
+        written=bool(stats.get("structcrawl/model_written")),
+        bootstrap_failed=bool(process.bootstrap_failed),
+    )

@@ -1,0 +1,230 @@
+"""``structcrawl classify`` end to end: python -m structcrawl in a subprocess, real loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from structcrawl.demo.server import start_in_thread
+from structcrawl.demo.site import DemoSite
+from structcrawl.explorer import run_offline
+from structcrawl.export import TagPathSamples, dumps, load_model, model_document, write_model
+from structcrawl.features import extract
+
+PYTHON = sys.executable
+SITE = DemoSite(pages=300, seed=5)
+
+
+def classify(*args: str, stdin: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PYTHON, "-m", "structcrawl", "classify", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def lines(res: subprocess.CompletedProcess) -> list[dict]:
+    return [json.loads(line) for line in res.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv, base = start_in_thread(SITE)
+    yield base
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory, server):
+    """A model learnt offline from the site's pages, with the served site's start URL."""
+    features = {}
+
+    def fetch(url: str, depth: int = 0):
+        parts = urlsplit(url)
+        if parts.path.startswith("/cart"):
+            return None
+        status, headers, body = SITE.render(parts.path + (f"?{parts.query}" if parts.query else ""))
+        if status in (301, 302) and depth < 5:
+            return fetch(urljoin(url, headers["Location"]), depth + 1)
+        if status != 200:
+            return None
+        features[url] = extract(body, url)
+        return url, body
+
+    explorer = run_offline(fetch, server + "/", stop="exhaust")
+    samples = TagPathSamples()
+    samples.keep(features.values(), explorer.model.page_class)
+    path = tmp_path_factory.mktemp("model") / "model.json"
+    write_model(model_document(explorer, tag_paths=samples), path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def model(model_path):
+    return load_model(model_path)
+
+
+def expected(model, path_qs: str, base: str) -> int | None:
+    status, headers, body = SITE.render(path_qs)
+    assert status == 200
+    return model.classify_page(extract(body, base + path_qs, headers.get("Content-Type")))[0]
+
+
+def test_urls_are_fetched_and_classified(model_path, model, server):
+    paths = ["/", "/book/1.html", "/author/2", "/review/3", "/news/"]
+    res = classify(model_path, *[server + p for p in paths])
+    assert res.returncode == 0, res.stderr
+    out = lines(res)
+    assert [r["input"] for r in out] == [server + p for p in paths]
+    for rec, p in zip(out, paths):
+        assert set(rec) == {"input", "url", "class", "cost"}
+        assert rec["url"] == server + p
+        assert rec["class"] == expected(model, p, server)
+        assert isinstance(rec["cost"], float)
+    assert len({r["class"] for r in out}) >= 4  # different templates, different classes
+
+
+def test_redirect_is_followed_and_reported_under_the_final_url(model_path, server):
+    res = classify(model_path, server + "/b/7")
+    assert res.returncode == 0, res.stderr
+    [rec] = lines(res)
+    assert rec["input"] == server + "/b/7"
+    assert rec["url"] == server + "/book/7.html"
+    assert rec["class"] is not None
+
+
+def test_local_files_get_base_url_plus_relative_path(model_path, model, server, tmp_path):
+    root = tmp_path / "mirror"
+    wanted = {}
+    for p in ["/book/3.html", "/author/4", "/category/" + SITE.category_slugs[0]]:
+        status, _h, body = SITE.render(p)
+        f = root / p.lstrip("/")
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(body)
+        wanted[str(f)] = p
+    res = classify(model_path, "--base-url", server + "/", "--root", str(root), *wanted)
+    assert res.returncode == 0, res.stderr
+    for rec in lines(res):
+        p = wanted[rec["input"]]
+        assert rec["url"] == server + p
+        assert rec["class"] == expected(model, p, server)
+    # relative paths, --root defaulting to the current directory
+    res = classify(model_path, "--base-url", server, "book/3.html", cwd=str(root))
+    assert res.returncode == 0, res.stderr
+    [rec] = lines(res)
+    assert rec["url"] == server + "/book/3.html"
+    assert rec["class"] == expected(model, "/book/3.html", server)
+
+
+def test_base_url_defaults_to_the_model_start_url(model_path, model, server, tmp_path):
+    status, _h, body = SITE.render("/author/5")
+    (tmp_path / "author").mkdir()
+    (tmp_path / "author" / "5").write_bytes(body)
+    res = classify(model_path, "author/5", cwd=str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    [rec] = lines(res)
+    assert rec["url"] == server + "/author/5"
+    assert rec["class"] == expected(model, "/author/5", server)
+
+
+def test_stdin_inputs_in_order_and_many(model_path, model, server, tmp_path):
+    status, _h, body = SITE.render("/book/2.html")
+    page = tmp_path / "book" / "2.html"
+    page.parent.mkdir()
+    page.write_bytes(body)
+    n = 3000
+    stdin = "# a comment\n\n" + "".join(f"{page}\n" for _ in range(n))
+    res = classify(model_path, "--root", str(tmp_path), "--base-url", server, "-", stdin=stdin)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.splitlines()
+    assert len(out) == n
+    want = expected(model, "/book/2.html", server)
+    assert all(json.loads(line)["class"] == want for line in out[:: n // 10])
+    # inputs mixed: arguments and stdin keep their order
+    res = classify(model_path, server + "/author/1", "-", server + "/", stdin=f"{server}/review/1\n")
+    assert [r["input"] for r in lines(res)] == [server + "/author/1", server + "/review/1", server + "/"]
+
+
+def test_output_file(model_path, server, tmp_path):
+    out = tmp_path / "out.jsonl"
+    res = classify(model_path, "-o", str(out), server + "/")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == ""
+    assert json.loads(out.read_text())["url"] == server + "/"
+
+
+def test_bad_inputs_give_error_lines_and_exit_1(model_path, server, tmp_path):
+    res = classify(
+        model_path, "--root", str(tmp_path), server + "/no/such/page", str(tmp_path / "missing.html"), server + "/robots.txt", server + "/"
+    )
+    assert res.returncode == 1
+    out = lines(res)
+    assert len(out) == 4
+    assert out[0]["class"] is None and out[0]["cost"] is None and "404" in out[0]["error"]
+    assert out[1]["class"] is None and "cannot read" in out[1]["error"]
+    assert out[2]["class"] is None and "not HTML" in out[2]["error"]
+    assert out[3]["class"] is not None and "error" not in out[3]
+    assert "Traceback" not in res.stderr
+
+
+def test_unreachable_url(model_path):
+    import socket
+
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    res = classify(model_path, f"http://127.0.0.1:{port}/")
+    assert res.returncode == 1
+    [rec] = lines(res)
+    assert rec["class"] is None and "cannot fetch" in rec["error"]
+
+
+def test_file_outside_root(model_path, tmp_path):
+    (tmp_path / "a").mkdir()
+    f = tmp_path / "b.html"
+    f.write_text("<html></html>")
+    res = classify(model_path, "--root", str(tmp_path / "a"), str(f))
+    assert res.returncode == 1
+    assert "not under --root" in lines(res)[0]["error"]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"format": "structcrawl-site-model", "format_version": 1, "classes": [{"id"', "truncated"),
+        ('{"format": "structcrawl-site-model", "format_version": 9, "classes": []}', "unsupported format_version 9"),
+        ("hello", "not valid JSON"),
+    ],
+)
+def test_bad_model_is_one_line_exit_2(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    res = classify(str(bad), "http://127.0.0.1:1/")
+    assert res.returncode == 2
+    assert res.stderr.startswith("structcrawl: error: ")
+    assert message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert res.stdout == ""
+
+
+def test_missing_model_and_bad_options(tmp_path, model_path):
+    res = classify(str(tmp_path / "nope.json"), "x.html")
+    assert res.returncode == 2 and "cannot read model" in res.stderr
+    res = classify(model_path, "--base-url", "ftp://x/", "x.html")
+    assert res.returncode == 2 and "--base-url" in res.stderr
+    res = classify(model_path, "--root", str(tmp_path / "nodir"), "x.html")
+    assert res.returncode == 2 and "--root" in res.stderr
+
+
+def test_model_text_round_trip(model_path):
+    text = Path(model_path).read_text(encoding="utf-8")
+    assert dumps(json.loads(text)) == text

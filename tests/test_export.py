@@ -1,0 +1,258 @@
+"""Site model JSON export and loading (``structcrawl.export``), offline: no HTTP, no Scrapy."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from structcrawl.demo.site import DemoSite
+from structcrawl.explorer import run_offline
+from structcrawl.export import (
+    FORMAT,
+    FORMAT_VERSION,
+    ModelFormatError,
+    TagPathSamples,
+    dumps,
+    load_model,
+    loads_model,
+    model_document,
+    write_model,
+)
+from structcrawl.features import extract
+
+BASE = "http://127.0.0.1:8000"
+
+
+class Recorder:
+    """A fetch function over a DemoSite (redirects followed, /cart refused) keeping features."""
+
+    def __init__(self, site: DemoSite) -> None:
+        self.site = site
+        self.features = {}
+
+    def __call__(self, url: str, depth: int = 0):
+        parts = urlsplit(url)
+        path_qs = parts.path + (f"?{parts.query}" if parts.query else "")
+        if parts.path.startswith("/cart"):
+            return None
+        status, headers, body = self.site.render(path_qs)
+        if status in (301, 302) and depth < 5:
+            return self(urljoin(url, headers["Location"]), depth + 1)
+        if status != 200:
+            return None
+        self.features[url] = extract(body, url, headers.get("Content-Type"))
+        return url, body
+
+
+@pytest.fixture(scope="module")
+def crawl():
+    site = DemoSite(pages=400, seed=3)
+    fetch = Recorder(site)
+    explorer = run_offline(fetch, BASE + "/", stop="exhaust")
+    samples = TagPathSamples(per_class=20)
+    samples.keep(fetch.features.values(), explorer.model.page_class)
+    return site, fetch, explorer, samples
+
+
+def document(crawl, **kw):
+    _site, _fetch, explorer, samples = crawl
+    return model_document(explorer, crawl={"stop_reason": "finished", "started": "2024-01-01T00:00:00Z"},
+                          tag_paths=samples, **kw)
+
+
+def test_top_level_layout(crawl):
+    doc = document(crawl)
+    assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 1
+    assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links"}
+    assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
+    explorer = crawl[2]
+    assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
+    assert doc["crawl"]["model_updates"] == explorer.updates
+    assert doc["crawl"]["stop_reason"] == "finished"
+    assert doc["parameters"]["strategy"] == "densest"
+    assert doc["parameters"]["costs"] == {"c_u": 1.0, "c_p": 1.0, "c_i": 0.8, "c_miss": 1.0}
+    assert set(doc["parameters"]["stability"]) == {"window", "epsilon", "min_pages"}
+    mdl = doc["mdl"]
+    assert mdl["total"] == pytest.approx(mdl["model_bits"] + mdl["data_bits"], abs=1e-3)
+
+
+def test_classes_sorted_and_complete(crawl):
+    doc = document(crawl)
+    explorer = crawl[2]
+    ids = [c["id"] for c in doc["classes"]]
+    assert ids == sorted(explorer.model.classes)
+    assert sum(c["size"] for c in doc["classes"]) == len(explorer.model.pages)
+    for entry in doc["classes"]:
+        cls = explorer.model.classes[entry["id"]]
+        assert entry["schema"] == sorted(cls.path_counts)
+        assert entry["path_counts"] == dict(cls.path_counts)
+        assert entry["fingerprint"] == sorted(entry["fingerprint"]) and entry["fingerprint"]
+        assert 1 <= len(entry["samples"]) <= min(5, cls.size)
+        assert set(entry["samples"]) <= set(cls.members)
+        assert entry["url_pattern"].startswith("^") and entry["url_pattern"].endswith("$")
+        assert "members" not in entry
+
+
+def test_fingerprint_is_the_core_fingerprint_of_the_members(crawl):
+    from structcrawl.fingerprint import fingerprint
+
+    doc = document(crawl)
+    _site, fetch, explorer, samples = crawl
+    for entry in doc["classes"]:
+        cls = explorer.model.classes[entry["id"]]
+        if getattr(cls, "tag_counts", None):  # the core counts tag paths over all members
+            sets = [fetch.features[u].tag_paths for u in cls.members]
+            assert entry["fingerprint_pages"] == cls.size
+            assert entry["tag_counts"] == dict(cls.tag_counts)
+        else:  # the pages kept on the crawler side
+            sets = [samples.get(u) for u in cls.members if samples.get(u) is not None]
+            assert entry["fingerprint_pages"] == len(sets) <= 20
+        assert entry["fingerprint"] == sorted(fingerprint(sets, 0.3))
+
+
+def test_url_patterns_match_members(crawl):
+    from structcrawl.urlpattern import matches
+
+    doc = document(crawl)
+    explorer = crawl[2]
+    for entry in doc["classes"]:
+        assert all(matches(entry["url_pattern"], u) for u in explorer.model.classes[entry["id"]].members)
+
+
+def test_class_links(crawl):
+    doc = document(crawl)
+    explorer = crawl[2]
+    links = doc["class_links"]
+    keys = [(link["source"], link["path"], link["target"]) for link in links]
+    assert keys == sorted(keys)
+    assert {k: link["count"] for k, link in zip(keys, links)} == dict(explorer.class_links())
+    assert all(set(link) == {"source", "target", "path", "count"} for link in links)
+
+
+def test_members_option(crawl):
+    doc = document(crawl, members=True)
+    explorer = crawl[2]
+    for entry in doc["classes"]:
+        assert entry["members"] == sorted(explorer.model.classes[entry["id"]].members)
+
+
+def test_two_exports_of_one_state_are_byte_identical(crawl, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    write_model(document(crawl, members=True), a)
+    write_model(document(crawl, members=True), b)
+    assert a.read_bytes() == b.read_bytes()
+    text = a.read_text(encoding="utf-8")
+    assert text.endswith("}\n")
+    assert text == dumps(json.loads(text))  # canonical: sorted keys, indent 2
+
+
+def test_loaded_model_classifies_like_the_crawl_model(crawl, tmp_path):
+    _site, fetch, explorer, _samples = crawl
+    for members in (False, True):
+        path = tmp_path / f"model-{members}.json"
+        write_model(document(crawl, members=members), path)
+        loaded = load_model(path)
+        assert sorted(loaded.classes) == sorted(explorer.model.classes)
+        for feats in list(fetch.features.values())[:150]:
+            got, want = loaded.classify_page(feats), explorer.classify(feats)
+            assert got[0] == want[0]
+            assert got[1] == pytest.approx(want[1], rel=1e-9)  # same terms, summed in path order
+
+
+def test_loaded_model_keeps_sizes_and_samples(crawl, tmp_path):
+    path = tmp_path / "model.json"
+    doc = document(crawl)
+    write_model(doc, path)
+    loaded = load_model(path)
+    for entry in doc["classes"]:
+        info = loaded.classes[entry["id"]]
+        assert info.size == entry["size"] == loaded.site_model.classes[entry["id"]].size
+        assert info.samples == entry["samples"]
+        assert info.url_pattern == entry["url_pattern"]
+    assert loaded.start_url == BASE + "/"
+
+
+def test_write_is_atomic_and_leaves_no_temp_files(crawl, tmp_path):
+    path = tmp_path / "m.json"
+    write_model(document(crawl), path)
+    write_model(document(crawl), path)  # overwrite
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
+
+
+def test_tag_path_samples_are_bounded_and_shared():
+    from structcrawl.features import PageFeatures
+
+    samples = TagPathSamples(per_class=3)
+    paths = frozenset({"html", "html/body"})
+    pages = [PageFeatures(url=f"http://h/{i}", tag_paths=frozenset(paths)) for i in range(10)]
+    samples.keep(pages, {p.url: i % 2 for i, p in enumerate(pages)})
+    assert len(samples) == 6
+    kept = [samples.get(p.url) for p in pages if samples.get(p.url) is not None]
+    assert all(k is kept[0] for k in kept)  # one stored set for identical ones
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"format": "structcrawl-site-model", "format_version": 1, "classes": [', "truncated"),
+        ("", "empty file"),
+        ("[1, 2]", "not a structcrawl site model"),
+        ('{"format": "something-else", "format_version": 1}', "not a structcrawl site model"),
+        ('{"format": "structcrawl-site-model", "format_version": 2}', "unsupported format_version 2"),
+        ('{"format": "structcrawl-site-model", "format_version": "1"}', "bad format_version"),
+    ],
+)
+def test_bad_files_raise_a_clear_value_error(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelFormatError, match=message) as info:
+        load_model(path)
+    assert isinstance(info.value, ValueError)
+    assert str(path) in str(info.value)
+
+
+def test_truncated_real_model(crawl, tmp_path):
+    text = dumps(document(crawl))
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="truncated"):
+        load_model(path)
+
+
+def test_inconsistent_class_is_rejected(crawl):
+    doc = document(crawl)
+    doc["classes"][0]["schema"] = ["not/a/path"]
+    with pytest.raises(ModelFormatError, match="schema does not match"):
+        loads_model(dumps(doc))
+    doc = document(crawl)
+    doc["classes"][0]["size"] = 0
+    with pytest.raises(ModelFormatError, match="size must be a positive integer"):
+        loads_model(dumps(doc))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelFormatError, match="cannot read model"):
+        load_model(tmp_path / "nope.json")
+
+
+def test_fingerprint_from_kept_tag_paths_when_the_core_has_no_counts(crawl):
+    """Without class tag-path counts the fingerprint comes from the members' kept tag paths."""
+    import copy
+    from collections import Counter
+
+    from structcrawl.fingerprint import fingerprint
+
+    _site, _fetch, explorer, samples = crawl
+    bare = copy.deepcopy(explorer)
+    for cls in bare.model.classes.values():
+        if hasattr(cls, "tag_counts"):
+            cls.tag_counts = Counter()
+    doc = model_document(bare, tag_paths=samples, fingerprint_pages=7)
+    for entry in doc["classes"]:
+        members = bare.model.classes[entry["id"]].members
+        sets = [samples.get(u) for u in members if samples.get(u) is not None][:7]
+        assert entry["fingerprint_pages"] == len(sets)
+        assert entry["fingerprint"] == sorted(fingerprint(sets, 0.3))
+        assert "tag_counts" not in entry
