@@ -7,6 +7,7 @@ one ``structcrawl: error: …`` line on stderr and exit status 2, never a traceb
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -41,6 +42,8 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         overrides = parse_setting_overrides(args.set)
         if args.loglevel:
             overrides["LOG_LEVEL"] = args.loglevel.upper()
+        if getattr(args, "db", None):
+            overrides["STRUCTCRAWL_DB"] = args.db
         result = run_structure_crawl(
             args.url,
             strategy=args.strategy,
@@ -49,6 +52,7 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
             stop=args.stop,
             job=args.job,
             members=True if args.members else None,
+            fresh=True if getattr(args, "fresh", False) else None,
             model_out=args.output,
             settings=overrides,
         )
@@ -74,6 +78,43 @@ def _check_crawl_result(result) -> None:
         failures = sorted(k.split("/", 2)[2] for k in result.stats if k.startswith("structcrawl/failed/"))
         why = f" (failures: {', '.join(failures)})" if failures else ""
         raise CommandError(f"no page could be modelled, the start URL gave nothing usable{why}")
+
+
+def _db_url(args: argparse.Namespace) -> str:
+    db = args.db or os.environ.get("STRUCTCRAWL_DB")
+    if not db:
+        raise CommandError("no database: give --db URL (or set STRUCTCRAWL_DB)")
+    return db
+
+
+def _cmd_jobs(args: argparse.Namespace) -> int:
+    from structcrawl.store import StoreError
+    from structcrawl.store.commands import run_jobs
+
+    try:
+        return run_jobs(_db_url(args), as_json=args.json)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from structcrawl.store import StoreError
+    from structcrawl.store.commands import run_export
+
+    try:
+        target, document = run_export(_db_url(args), args.job, args.output, members=args.members)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"could not write the site model to {args.output}: {exc.strerror or exc}") from None
+    if target != "-":
+        crawl = document["crawl"]
+        print(
+            f"wrote the site model of job {crawl.get('job')!r} ({len(document['classes'])} classes, "
+            f"{crawl['pages_modelled']} pages modelled, stop reason {crawl.get('stop_reason')}) to {target}",
+            file=sys.stderr,
+        )
+    return 0
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:
@@ -163,7 +204,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("url", metavar="URL", help="start URL (http or https)")
     p.add_argument("--job", help="job name, used for the default output file (default: the start host)")
     _add_crawl_options(p, "<job>.model.json")
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="keep the crawl state in this database (sqlite:///FILE, a file path, or postgresql+psycopg://…): "
+        "the job can be stopped and resumed by running the same command again (= -s STRUCTCRAWL_DB=URL)",
+    )
+    p.add_argument("--fresh", action="store_true", help="with --db: start the job over, discarding its stored state")
     p.set_defaults(func=_cmd_crawl)
+
+    p = sub.add_parser(
+        "jobs",
+        help="list the crawl jobs of a database and their state",
+        description="List the jobs stored in a crawl database (STRUCTCRAWL_DB): status (running, stopped, "
+        "finished), stop reason, pages, classes, batches completed and in flight, runs, last update, start "
+        "URL and who holds the lock.  Read-only: works while a crawl runs.",
+    )
+    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
+    p.add_argument("--json", action="store_true", help="one JSON object per job instead of a table")
+    p.set_defaults(func=_cmd_jobs)
+
+    p = sub.add_parser(
+        "export",
+        help="write the site model JSON of a job stored in a database",
+        description="Rebuild a stored job's crawl state (replaying its history) and write its site model "
+        "JSON: the same document, byte for byte, as the spider writes at close for that state.  Works at "
+        "any time, also while the crawl runs (the state of its last commit).",
+    )
+    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
+    p.add_argument("--job", metavar="NAME", help="the job to export (default: the database's only job)")
+    p.add_argument("-o", "--output", metavar="MODEL.json", help="output file, '-' for stdout (default <job>.model.json)")
+    p.add_argument(
+        "--members",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="include (or not) every class's member URLs (default: as the crawl was configured)",
+    )
+    p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser(
         "classify",

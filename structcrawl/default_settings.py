@@ -95,6 +95,18 @@ STRUCTCRAWL_SAMPLES = 5
 STRUCTCRAWL_FINGERPRINT_PAGES = 100
 STRUCTCRAWL_FINGERPRINT_OCCURRENCE = 0.3
 
+#: Crawl state in a database (issue #5): a SQLAlchemy URL (``sqlite:///shop.db``,
+#: a bare file path meaning a SQLite file, or ``postgresql+psycopg://user@host/db``).
+#: The crawl is then the job ``-a job=NAME`` (default the start URL's host) of
+#: that database: stop it any way you like and the same command resumes it;
+#: ``structcrawl export --db URL`` writes its model.  None: nothing is stored.
+STRUCTCRAWL_DB = None
+#: Seconds without a heartbeat after which a job's lock is stale and may be
+#: taken over (a lock whose process is gone on this host is taken over at once).
+STRUCTCRAWL_DB_LOCK_TIMEOUT = 60.0
+#: Seconds between heartbeats of an idle crawl (every write refreshes it too).
+STRUCTCRAWL_DB_HEARTBEAT = 10.0
+
 #: Every STRUCTCRAWL_* setting with its default, for code that reads settings
 #: that may not come from this module.
 STRUCTCRAWL_DEFAULTS = {

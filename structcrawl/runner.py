@@ -80,6 +80,7 @@ def run_structure_crawl(
     stop: str | None = None,
     job: str | None = None,
     members: bool | None = None,
+    fresh: bool | None = None,
     model_out: str | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> CrawlResult:
@@ -105,13 +106,19 @@ def run_structure_crawl(
         ("stop", stop),
         ("job", job),
         ("members", members),
+        ("fresh", fresh),
     ):
         if value is not None:
             spider_args[name] = value
+    from structcrawl.spiders.structure import StoreStartError
+
     process = CrawlerProcess(scrapy_settings)
     crawler = process.create_crawler(StructureSpider)
     process.crawl(crawler, **spider_args)
-    process.start()
+    try:
+        process.start()
+    except StoreStartError as exc:  # locked or finished job, schema version … (already logged)
+        raise CrawlError(exc.message) from None
     stats: dict[str, Any] = {}
     if getattr(crawler, "_stats", None) is not None or getattr(crawler, "spider", None) is not None:
         try:

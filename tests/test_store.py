@@ -117,7 +117,7 @@ class OfflineCrawl:
             pc = ex.model.page_class
             self.writer.complete(
                 seq, [PageRecord(p, u, f, pc.get(f.url), 200, time.time()) for p, u, f in got_pages], failed,
-                redirects, {"job": "demo", "steps": ex.updates},
+                redirects, {"document": {"job": "demo", "steps": ex.updates}},
                 merges=[(m.kept, m.merged) for m in ex.merges[merges:]],
             )
         self.top_up()
@@ -218,9 +218,9 @@ def test_export_from_the_store_is_the_live_document(db_url, site):
     crawl = OfflineCrawl(site, explorer, session).run(steps=45)
     figures = {"job": "demo", "pages_requested": 450, "pages_fetched": 440, "stop_reason": "shutdown",
                "stable_at_pages": None, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z"}
-    assert session.close("stopped", "shutdown", figures, timeout=60)
+    assert session.close("stopped", "shutdown", {"document": figures}, timeout=60)
     doc = PARAMS["document"]
-    live = dumps(model_document(explorer, crawl=figures, parameters=doc["parameters"], tag_paths=crawl.samples,
+    live = dumps(model_document(explorer, crawl=figures, parameters=doc["parameters"], tag_paths=None,
                                 members=True, samples=5, fingerprint_pages=100, occurrence=0.3))
     exported = dumps(store.export_document("demo"))
     assert exported == live

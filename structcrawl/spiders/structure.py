@@ -2,7 +2,7 @@
 
     scrapy crawl structure -a start_url=http://127.0.0.1:8000/ [-a strategy=densest|sparsest]
         [-a max_pages=N] [-a batch=10] [-a stop=stable|exhaust] [-a job=NAME] [-a members=true]
-        -s STRUCTCRAWL_MODEL_OUT=model.json
+        [-a fresh=true] -s STRUCTCRAWL_MODEL_OUT=model.json [-s STRUCTCRAWL_DB=sqlite:///shop.db]
 
 How the crawl is driven
 -----------------------
@@ -44,6 +44,25 @@ into page features.  Everything is event-driven, on Scrapy's own mechanisms:
   ``max_pages``; Scrapy's CLOSESPIDER_* extensions work as usual.  On close the
   model is written as JSON (:mod:`structcrawl.export`).
 
+Crawl state in a database (``STRUCTCRAWL_DB``)
+----------------------------------------------
+With ``-s STRUCTCRAWL_DB=URL`` (``sqlite:///shop.db``, a bare file path, or
+``postgresql+psycopg://…``) the crawl is a *job* (``-a job=NAME``, default the
+start URL's host) in that database (:mod:`structcrawl.store`): every batch
+handed out and every model step's pages, links, failures and redirects are
+written by the store's writer thread — the reactor only queues references,
+and each drain of the queue is one transaction — so a crash or kill -9 leaves
+a consistent job.  The same command again resumes it: the committed history is
+replayed into the explorer (same model, frontier and stability state), the
+batches that were in flight are handed out again, and nothing committed is
+fetched again (redirects to pages fetched by an earlier run are dropped as the
+dupefilter would).  A finished job (``model_stable``, ``finished``,
+``max_pages``) says so and exits; ``-a fresh=true`` starts it over.  A job
+crawled by another live process is refused (the lock survives crashes: a dead
+process's lock, or one without heartbeat for ``STRUCTCRAWL_DB_LOCK_TIMEOUT``
+seconds, is taken over).  Those start-up errors are one ERROR line and exit
+status 2.  Without ``STRUCTCRAWL_DB`` nothing is stored.
+
 Stats (Scrapy's stats collector)
 --------------------------------
 ``structcrawl/pages_requested`` (URLs handed to Scrapy), ``/pages_fetched``
@@ -57,7 +76,13 @@ Stats (Scrapy's stats collector)
 ``/stable_at_requests``, ``/stability_reason``, ``/model_step_max_ms``,
 ``/model_step_total_s``, ``/close_reason``, ``/model_out``,
 ``/model_written`` (or ``/export_error``), and the run's ``/start_url``,
-``/strategy``, ``/stop``.  ``structcrawl.extensions.StructureLogStats`` logs
+``/strategy``, ``/stop``.  With a store: ``/store_enqueue_ms_total`` and
+``/store_enqueue_ms_max`` (reactor-thread time in the store's calls),
+``/store_transactions``, ``/store_rows``, ``/store_txn_ms_max``,
+``/store_txn_s_total``, ``/store_backlog_max`` (operations queued for the
+writer), ``/store_close_s`` (the final flush), ``/store_error``; on a resume
+``/resumed_batches``, ``/resumed_pages``, ``/resume_s`` and
+``/reissued_batches`` (in flight when the last run stopped).  ``structcrawl.extensions.StructureLogStats`` logs
 a progress line from them every STRUCTCRAWL_LOGSTATS_INTERVAL seconds.
 
 Cost of a model step
@@ -141,6 +166,18 @@ def check_start_url(value: Any) -> str:
     return url
 
 
+class StoreStartError(SystemExit):
+    """The crawl store refused to start the job (locked, finished, schema version …).
+
+    A ``SystemExit`` (status 2) so that ``scrapy crawl`` ends with the one ERROR
+    line already logged and no traceback; ``message`` says what to do.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
 def default_job(start_url: str) -> str:
     """Default job name: the start URL's host[:port], safe as a file name."""
     return urlsplit(start_url).netloc.replace(":", "_") or "structure"
@@ -149,15 +186,16 @@ def default_job(start_url: str) -> str:
 class _BatchState:
     """One popped batch: which of its URLs are still out, what came back."""
 
-    __slots__ = ("seq", "batch", "outstanding", "pages", "failed", "redirects")
+    __slots__ = ("seq", "batch", "outstanding", "pages", "failed", "redirects", "fetched")
 
     def __init__(self, seq: int, batch: Batch) -> None:
         self.seq = seq
         self.batch = batch
         self.outstanding: set[str] = set(batch.urls)
         self.pages: dict[str, Any] = {}  #: requested URL -> PageFeatures (of the final URL)
-        self.failed: set[str] = set()
+        self.failed: dict[str, str] = {}  #: requested URL -> why
         self.redirects: dict[str, str] = {}  #: requested URL -> final URL
+        self.fetched: dict[str, tuple[int, float]] = {}  #: requested URL -> (HTTP status, time) of its page
 
 
 class StructureSpider(scrapy.Spider):
@@ -174,6 +212,7 @@ class StructureSpider(scrapy.Spider):
         stop: str | None = None,
         job: str | None = None,
         members: str | bool | None = None,
+        fresh: str | bool | None = None,
         *args: Any,
         **kwargs: Any,
     ) -> None:
@@ -183,7 +222,8 @@ class StructureSpider(scrapy.Spider):
         except ValueError as exc:
             logger.error("structure spider: %s", exc)
             raise
-        self._args = {"strategy": strategy, "max_pages": max_pages, "batch": batch, "stop": stop, "members": members}
+        self._args = {"strategy": strategy, "max_pages": max_pages, "batch": batch, "stop": stop, "members": members,
+                      "fresh": fresh}
         self.job = job or default_job(self.start_url)
         # set by _configure() once the settings are known
         self.explorer: Explorer | None = None
@@ -204,6 +244,9 @@ class StructureSpider(scrapy.Spider):
             spider._configure(crawler)
         except ValueError as exc:
             logger.error("structure spider: %s", exc)
+            raise
+        except StoreStartError as exc:
+            logger.error("structure spider: %s", exc.message)
             raise
         crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
@@ -301,6 +344,151 @@ class StructureSpider(scrapy.Spider):
         self.finished_at: str | None = None
         self._step_max = 0.0
         self._step_total = 0.0
+        # the crawl store (STRUCTCRAWL_DB)
+        self.fresh = _parse_bool(self._args["fresh"] if self._args["fresh"] is not None else False, "fresh")
+        self.session: Any = None
+        self.writer: Any = None
+        self.resumed = False
+        self._store_ms_total = 0.0
+        self._store_ms_max = 0.0
+        self._idle_noted: int | None = None
+        self._resume_stats: dict[str, Any] = {}
+        db = self.settings.get("STRUCTCRAWL_DB")
+        if db:
+            self._open_store(str(db))
+
+    # -- the crawl store ----------------------------------------------------------
+    def _store_parameters(self) -> dict[str, Any]:
+        """What the job is: the model parameters (a resume must match them) and the export's."""
+        from dataclasses import asdict
+
+        explorer = self.explorer
+        stability = explorer.stability
+        return {
+            "strategy": self.strategy,
+            "batch_size": self.batch_size,
+            "dt": explorer.dt,
+            "costs": asdict(explorer.model.costs),
+            "stability": {"window": stability.window, "epsilon": stability.epsilon, "min_pages": stability.min_pages},
+            "scope": self._scope_parameters(),
+            "stop": self.stop,
+            "max_pages": self.max_pages,
+            "document": {
+                "parameters": self._document_parameters(),
+                "members": self.export_members,
+                "samples": self.n_samples,
+                "fingerprint_pages": self.fingerprint_pages,
+                "occurrence": self.occurrence,
+            },
+        }
+
+    def _open_store(self, db: str) -> None:
+        """Create or resume the job in the database; StoreStartError when it cannot be crawled now."""
+        from structcrawl.store import CrawlStore, StoreError
+        from structcrawl.store.schema import redact
+
+        s = self._setting
+        try:
+            store = CrawlStore(db)
+        except StoreError as exc:
+            raise StoreStartError(str(exc)) from None
+        try:
+            session = store.open(
+                self.job, self.start_url, self._store_parameters(), fresh=self.fresh,
+                stale_after=float(s("STRUCTCRAWL_DB_LOCK_TIMEOUT")), heartbeat=float(s("STRUCTCRAWL_DB_HEARTBEAT")),
+            )
+        except StoreError as exc:
+            store.dispose()
+            raise StoreStartError(str(exc)) from None
+        where = redact(store.url)
+        if session.lease.took_over:
+            logger.warning("Job %r: took over the lock of %s", self.job, session.lease.took_over)
+        t0 = time.perf_counter()
+        try:
+            result = session.restore(self.explorer, on_step=self._replayed_step)
+        except StoreError as exc:
+            session.close("stopped", "resume_failed")
+            store.dispose()
+            raise StoreStartError(f"job {self.job!r} in {where} cannot be resumed: {exc}") from None
+        elapsed = time.perf_counter() - t0
+        self.session, self.writer = session, session.writer
+        self._seq = session.next_seq
+        self.resumed = session.resumed
+        if not session.resumed:
+            logger.info("Job %r: %s in %s", self.job, "started afresh" if self.fresh else "new", where)
+            return
+        counters = (session.job.crawl or {}).get("counters") or {}
+        figures = (session.job.crawl or {}).get("document") or {}
+        self.requested = int(counters.get("requested", 0))
+        self.fetched = int(counters.get("fetched", 0))
+        self.refused = int(counters.get("refused", 0))
+        self.started_at = figures.get("started")
+        explorer = self.explorer
+        self._resume_stats = {
+            "structcrawl/resumed_batches": result.completed,
+            "structcrawl/resumed_pages": len(explorer.model.pages),
+            "structcrawl/resume_s": round(elapsed, 3),
+            "structcrawl/reissued_batches": session.dropped_in_flight,
+        }
+        if result.stable_at_pages is not None:
+            self._stable_logged = True
+            self._resume_stats.update({
+                "structcrawl/stable": True,
+                "structcrawl/stable_at_pages": result.stable_at_pages,
+                "structcrawl/stability_reason": explorer.stability.reason,
+            })
+            if figures.get("stable_at_pages") is not None:
+                self._resume_stats["structcrawl/stable_at_pages"] = figures["stable_at_pages"]
+        logger.info(
+            "Resuming job %r from %s (run %d): %d model updates replayed in %.2f s — %d pages modelled in %d "
+            "classes, %d pages requested so far; %d batch(es) in flight when it stopped are handed out again",
+            self.job, where, session.job.runs, result.completed, elapsed, len(explorer.model.pages),
+            len(explorer.model.classes), self.requested, session.dropped_in_flight,
+        )
+
+    def _replayed_step(self, stored: Any, report: Any) -> None:
+        if self.samples is not None:
+            self.samples.keep(stored.pages, self.explorer.model.page_class)
+
+    def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
+        return {
+            "document": self._crawl_figures(reason),
+            "counters": {"requested": self.requested, "fetched": self.fetched, "refused": self.refused},
+        }
+
+    def _stored(self, t0: float) -> None:
+        ms = (time.perf_counter() - t0) * 1000
+        self._store_ms_total += ms
+        if ms > self._store_ms_max:
+            self._store_ms_max = ms
+
+    def _close_store(self, reason: str) -> None:
+        from structcrawl.store import status_for
+        from structcrawl.store.writer import LockLostError
+
+        writer, stats = self.writer, self.stats
+        status = status_for(reason)
+        t0 = time.perf_counter()
+        ok = self.session.close(status, reason, self._store_figures(reason))
+        stats.set_value("structcrawl/store_close_s", round(time.perf_counter() - t0, 3))
+        for key, value in writer.stats().items():
+            stats.set_value(f"structcrawl/store_{key}", value)
+        stats.set_value("structcrawl/store_enqueue_ms_total", round(self._store_ms_total, 3))
+        stats.set_value("structcrawl/store_enqueue_ms_max", round(self._store_ms_max, 3))
+        self.session.store.dispose()
+        if ok:
+            logger.info(
+                "Job %r is %s (%s) in the crawl store: %d transactions, %d rows%s",
+                self.job, status, reason, writer.transactions, writer.rows,
+                "" if status == "finished" else "; the same command resumes it",
+            )
+        elif isinstance(writer.error, LockLostError):
+            logger.error("Job %r: %s", self.job, writer.error)
+        else:
+            logger.error(
+                "Job %r: the crawl store failed (%s); the job ends at its last commit and the same command "
+                "resumes from there", self.job, writer.error,
+            )
 
     @property
     def stats(self) -> Any:
@@ -313,18 +501,48 @@ class StructureSpider(scrapy.Spider):
         stats.set_value("structcrawl/stop", self.stop)
         stats.set_value("structcrawl/model_out", self.model_out)
         stats.set_value("structcrawl/stability_window", self.explorer.stability.window)
+        for key, value in self._resume_stats.items():
+            stats.set_value(key, value)
+        if self.session is not None:
+            stats.set_value("structcrawl/job", self.job)
 
     # -- the loop ------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
-        self.started_at = _utc_now()
+        if not self.started_at:  # a resumed job keeps its first start
+            self.started_at = _utc_now()
         assert self.explorer is not None
+        if self.resumed:
+            await self._robots_first()
         seed = self.explorer.next_batch()
         for request in self._requests_for(seed):
             yield request
 
+    async def _robots_first(self) -> None:
+        """Fetch robots.txt before a resumed job's first batch goes out.
+
+        Scrapy's RobotsTxtMiddleware lets through all but the first requests that
+        wait together for a robots.txt being downloaded (they get ``None`` from
+        the shared Deferred instead of the parser).  A fresh crawl starts with
+        the seed alone, so robots.txt is parsed before any batch; a resumed one
+        starts with a whole batch, so the parser is loaded first.
+        """
+        try:
+            from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+            middlewares = self.crawler.engine.downloader.middleware.middlewares
+        except (AttributeError, ImportError):
+            return
+        for mw in middlewares:
+            if isinstance(mw, RobotsTxtMiddleware):
+                await mw.robot_parser(scrapy.Request(self.start_url))
+
     def _requests_for(self, batch: Batch | None) -> list[scrapy.Request]:
         if batch is None:
             return []
+        if self.writer is not None:  # as the frontier handed it out, before any max_pages cut
+            t0 = time.perf_counter()
+            self.writer.issue(self._seq, batch.key, batch.urls, self.explorer.updates)
+            self._stored(t0)
         if self.max_pages:
             room = self.max_pages - (self.requested - self.refused)
             if len(batch.urls) > room:
@@ -362,7 +580,11 @@ class StructureSpider(scrapy.Spider):
         while self._uncompleted < self.max_inflight and self._budget_left():
             batch = self.explorer.next_batch()
             if batch is None:
-                break  # nothing pending right now (more may come when in-flight batches complete)
+                # nothing pending right now (more may come when in-flight batches complete)
+                if self.writer is not None and self._idle_noted != self.explorer.updates:
+                    self._idle_noted = self.explorer.updates
+                    self.writer.idle(self.explorer.updates)
+                break
             popped = True
             for request in self._requests_for(batch):
                 engine.crawl(request)
@@ -378,6 +600,8 @@ class StructureSpider(scrapy.Spider):
         """
         if self._closing:
             return None
+        if self.writer is not None and self.writer.error is not None:
+            return self._begin_close("store_error")
         while self._head < len(self._order):
             seq = self._order[self._head]
             state = self._batches[seq]
@@ -406,9 +630,12 @@ class StructureSpider(scrapy.Spider):
                 explorer.redirected(url, final)
         pages = [state.pages[u] for u in urls if u in state.pages]
         failed = [u for u in urls if u in state.failed]
+        merges = len(explorer.merges)
         t0 = time.perf_counter()
         report = explorer.complete(state.batch, pages, failed)
         elapsed = time.perf_counter() - t0
+        if self.writer is not None:
+            self._store_step(state, merges)
         self._uncompleted -= len(urls)
         if self.samples is not None:
             self.samples.keep(pages, explorer.model.page_class)
@@ -447,6 +674,29 @@ class StructureSpider(scrapy.Spider):
                 "" if self.stop == "stable" else " (stop=exhaust: crawling on)",
             )
 
+    def _store_step(self, state: _BatchState, merges: int) -> None:
+        """Queue the step for the store: every page handed to it, failures, redirects, merges."""
+        from structcrawl.store import PageRecord
+
+        t0 = time.perf_counter()
+        explorer = self.explorer
+        page_class = explorer.model.page_class
+        records = []
+        for pos, url in enumerate(state.batch.urls):
+            feats = state.pages.get(url)
+            if feats is not None:
+                status, at = state.fetched.get(url, (None, None))
+                records.append(PageRecord(pos, url, feats, page_class.get(feats.url), status, at))
+        self.writer.complete(
+            state.seq,
+            records,
+            [(u, state.failed[u]) for u in state.batch.urls if u in state.failed],
+            [(u, state.redirects[u]) for u in state.batch.urls if u in state.redirects],
+            self._store_figures(),
+            [(m.kept, m.merged) for m in explorer.merges[merges:]],
+        )
+        self._stored(t0)
+
     def _set_progress_stats(self) -> None:
         stats = self.stats
         stats.set_value("structcrawl/pages_requested", self.requested)
@@ -464,6 +714,9 @@ class StructureSpider(scrapy.Spider):
                 "Closing: max_pages=%d reached (%d URLs requested, %d of them refused by robots.txt/offsite)",
                 self.max_pages, self.requested, self.refused,
             )
+        elif reason == "store_error":
+            self.stats.set_value("structcrawl/store_error", str(self.writer.error))
+            logger.error("Closing: the crawl store failed: %s", self.writer.error)
         return reason
 
     def _close_now(self, reason: str) -> None:
@@ -486,7 +739,7 @@ class StructureSpider(scrapy.Spider):
         self._outstanding -= 1
 
     def _fail(self, state: _BatchState, url: str, why: str) -> None:
-        state.failed.add(url)
+        state.failed[url] = why
         self.stats.inc_value("structcrawl/pages_failed")
         self.stats.inc_value(f"structcrawl/failed/{why}")
         self._account(state, url)
@@ -514,6 +767,7 @@ class StructureSpider(scrapy.Spider):
         else:
             ctype = response.headers.get(b"Content-Type")
             state.pages[url] = extract(response.body, final, ctype.decode("latin-1") if ctype else None)
+            state.fetched[url] = (response.status, time.time())
             self._account(state, url)
         reason = self._advance()
         if reason:
@@ -549,11 +803,15 @@ class StructureSpider(scrapy.Spider):
         return None
 
     def _on_scheduled(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
-        """Refuse redirects out of scope (before the offsite middleware drops them silently)."""
+        """Refuse redirects out of scope (before the offsite middleware drops them silently);
+        in a resumed job, drop redirects to URLs an earlier run fetched, as the dupefilter would."""
         if not request.meta.get("redirect_urls"):
             return
         final = normalize_url(request.url)
         if final is not None and self.scope(final):
+            if self.resumed and final in self.explorer.frontier.issued:
+                self._on_dropped(request, spider)
+                raise IgnoreRequest(f"redirect to a page fetched before: {request.url}")
             return
         found = self._state_for(request)
         if found is not None:
@@ -622,6 +880,8 @@ class StructureSpider(scrapy.Spider):
                 "Wrote the site model (%d classes, %d pages modelled) to %s",
                 len(explorer.model.classes), len(explorer.model.pages), self.model_out,
             )
+        if self.session is not None:
+            self._close_store(reason)
         why = explorer.stability.reason if explorer.stable else "the model did not reach the stability rule"
         logger.info(
             "Crawl closed (%s): %d pages requested, %d fetched, %d modelled, %d classes, MDL %.1f bits; %s",
@@ -629,32 +889,36 @@ class StructureSpider(scrapy.Spider):
             explorer.model.mdl, why,
         )
 
-    def model_document(self, reason: str | None = None) -> dict[str, Any]:
-        """The JSON-ready site model of the crawl state (see ``docs/model-format.md``)."""
-        explorer = self.explorer
-        stats = self.stats
-        crawl = {
+    def _crawl_figures(self, reason: str | None = None) -> dict[str, Any]:
+        """The ``crawl`` section's figures the explorer does not know."""
+        return {
             "job": self.job,
             "pages_requested": self.requested,
             "pages_fetched": self.fetched,
             "stop_reason": reason or self.close_reason,
-            "stable_at_pages": stats.get_value("structcrawl/stable_at_pages"),
+            "stable_at_pages": self.stats.get_value("structcrawl/stable_at_pages"),
             "started": self.started_at,
             "finished": self.finished_at,
         }
-        parameters = {
-            "stop": self.stop,
-            "max_pages": self.max_pages or None,
-            "scope": {
-                "host": self.scope.host,
-                "allow_subdomains": self.scope.allow_subdomains,
-                "extra_domains": sorted(self.scope.extra),
-            },
+
+    def _scope_parameters(self) -> dict[str, Any]:
+        return {
+            "host": self.scope.host,
+            "allow_subdomains": self.scope.allow_subdomains,
+            "extra_domains": sorted(self.scope.extra),
         }
+
+    def _document_parameters(self) -> dict[str, Any]:
+        """The ``parameters`` the document adds to the explorer's own."""
+        return {"stop": self.stop, "max_pages": self.max_pages or None, "scope": self._scope_parameters()}
+
+    def model_document(self, reason: str | None = None) -> dict[str, Any]:
+        """The JSON-ready site model of the crawl state (see ``docs/model-format.md``)."""
+        explorer = self.explorer
         return model_document(
             explorer,
-            crawl=crawl,
-            parameters=parameters,
+            crawl=self._crawl_figures(reason),
+            parameters=self._document_parameters(),
             tag_paths=self.samples,  # None: the explorer's
             members=self.export_members,
             samples=self.n_samples,

@@ -139,23 +139,30 @@ class CrawlStore:
         """The site model document of the stored state: what the spider's export gives for that state.
 
         ``members``: include member URLs; None means as the job was configured.
+        The crawl figures are those of the job's last commit (``sc_jobs.crawl``:
+        ``{"document": …, "counters": …}``); the export knobs and the extra
+        parameters come from the job's parameters (``"document"``).
         """
         from structcrawl.export import TagPathSamples, model_document
 
         info = self.job(name)
         doc = dict(info.parameters.get("document") or {})
         samples = TagPathSamples(int(doc.get("fingerprint_pages", 100)))
+        own: list[bool] = []
 
         def hook(explorer):
+            # as the spider does: the explorer's own member tag paths when it keeps them
+            own.append(isinstance(getattr(explorer, "tag_paths", None), dict))
             page_class = explorer.model.page_class
 
             def keep(sb: StoredBatch, _report) -> None:
-                samples.keep(sb.pages, page_class)
+                if not own[0]:
+                    samples.keep(sb.pages, page_class)
 
             return keep
 
         info, explorer, result = self.rebuild(info.name, include_issued=True, on_step=hook)
-        crawl = dict(info.crawl or {})
+        crawl = dict((info.crawl or {}).get("document") or {})
         crawl.setdefault("job", info.name)
         kwargs: dict[str, Any] = {}
         for key in ("samples", "fingerprint_pages", "occurrence"):
@@ -165,7 +172,7 @@ class CrawlStore:
             explorer,
             crawl=crawl,
             parameters=doc.get("parameters"),
-            tag_paths=samples,
+            tag_paths=None if own and own[0] else samples,
             members=bool(doc.get("members", False)) if members is None else members,
             **kwargs,
         )

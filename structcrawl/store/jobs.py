@@ -174,6 +174,7 @@ class Lease:
     job: JobInfo
     token: str
     resumed: bool  #: the job existed and is continued (False: created or started afresh)
+    took_over: str | None = None  #: the stale lock taken over (its description), if any
 
 
 def acquire(
@@ -262,7 +263,7 @@ def acquire(
                     conn.execute(sa.delete(table).where(table.c.job_id == info.id))
             taken = get_job(conn, name)
         assert taken is not None
-        return Lease(taken, token, resumed=not fresh)
+        return Lease(taken, token, resumed=not fresh, took_over=why if state == "stale" else None)
     raise JobLockedError(f"job {name!r}: could not take its lock (another process keeps taking it)")
 
 
