@@ -24,6 +24,17 @@ from structcrawl.urls import normalize_url
 
 
 @dataclass(frozen=True)
+class LearningPoint:
+    """The model after one update: the learning curve of seed 001 Fig. 8."""
+
+    update: int
+    pages: int  #: pages modelled
+    classes: int
+    mdl: float
+    queue: int  #: links waiting in the frontier
+
+
+@dataclass(frozen=True)
 class StepReport:
     """One model update: what the batch did to the model."""
 
@@ -80,6 +91,7 @@ class Explorer:
         self.failed: set[str] = set()
         self._copies: dict[tuple, str] = {}  #: (links, tag paths) -> first URL with them
         self.traps: list[tuple[int, str]] = []  #: collections emptied as traps
+        self.history: list[LearningPoint] = []
         self.updates = 0
         self.stable = False
         self._seeded = False
@@ -130,6 +142,8 @@ class Explorer:
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
         summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.mdl,
                                 self.frontier.untried())
+        self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
+                                          round(self.model.mdl, 4), self.frontier.pending_urls()))
         if fresh and self.stability.observe(summary):
             self.stable = True
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
