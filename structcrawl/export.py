@@ -233,6 +233,16 @@ def model_document(
         },
         "classes": classes,
         "class_links": links,
+        "history": [
+            {
+                "update": int(pt.update),
+                "pages": int(pt.pages),
+                "classes": int(pt.classes),
+                "mdl": _round(pt.mdl),
+                "queue": int(pt.queue),
+            }
+            for pt in getattr(explorer, "history", ())
+        ],
     }
 
 

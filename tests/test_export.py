@@ -65,7 +65,8 @@ def document(crawl, **kw):
 def test_top_level_layout(crawl):
     doc = document(crawl)
     assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 1
-    assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links"}
+    assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
+                        "history"}
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
     explorer = crawl[2]
     assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
@@ -76,6 +77,10 @@ def test_top_level_layout(crawl):
     assert set(doc["parameters"]["stability"]) == {"window", "epsilon", "min_pages"}
     mdl = doc["mdl"]
     assert mdl["total"] == pytest.approx(mdl["model_bits"] + mdl["data_bits"], abs=1e-3)
+    history = doc["history"]  # the learning curve: one point per model update
+    assert len(history) == explorer.updates and [p["update"] for p in history] == list(range(1, explorer.updates + 1))
+    assert history[-1]["pages"] == len(explorer.model.pages) and history[-1]["classes"] == len(explorer.model.classes)
+    assert history[-1]["mdl"] == pytest.approx(mdl["total"], abs=1e-3)
 
 
 def test_classes_sorted_and_complete(crawl):
