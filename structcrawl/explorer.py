@@ -87,6 +87,7 @@ class Explorer:
         self.merges: list[Merge] = []
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
+        self._shapes: dict[frozenset[str], frozenset[str]] = {}  #: one object per distinct tag-path set
         self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
         self.failed: set[str] = set()
         self._copies: dict[tuple, str] = {}  #: (links, tag paths) -> first URL with them
@@ -109,6 +110,7 @@ class Explorer:
 
     def complete(self, batch: Batch, pages: Iterable[PageFeatures], failed: Iterable[str] = ()) -> StepReport:
         """Run the model step on the pages fetched for ``batch`` (failures simply missing)."""
+        failed = list(failed)
         self.failed.update(failed)
         fresh: list[PageFeatures] = []
         copies: list[str] = []  #: originals of the copies in this batch
@@ -131,12 +133,13 @@ class Explorer:
             for page in cand.pages:
                 feats = by_url[page.url]
                 self.links[page.url] = feats.collections
-                self.tag_paths[page.url] = feats.tag_paths
+                self.tag_paths[page.url] = self._shapes.setdefault(feats.tag_paths, feats.tag_paths)
                 self.frontier.add_links(decision.class_id, self._in_scope(feats))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
         copy_classes = [self.model.page_class[u] for u in copies if u in self.model.page_class]
-        if copies and self.frontier.record(batch.key, copy_classes, duplicates=len(copy_classes)):
+        if (copies or failed) and self.frontier.record(batch.key, copy_classes, duplicates=len(copy_classes),
+                                                       failures=len(failed)):
             self.traps.append(batch.key)
         if self.refiner and self.updates % self.refine_every == 0:
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))

@@ -42,8 +42,8 @@ class Collection:
     cursor: int = 0  #: urls[:cursor] were handed out or skipped
     tried: bool = False  #: a batch of it was handed out
     leads_to: Counter = field(default_factory=Counter)  #: class id -> fetched pages
-    fetched: int = 0  #: pages that came back from this collection
-    duplicates: int = 0  #: of them, copies of pages modelled before (another URL, same features)
+    fetched: int = 0  #: URLs of this collection that were tried
+    duplicates: int = 0  #: of them, failures and copies of pages modelled before (another URL, same features)
     trap: bool = False  #: found to hand out copies only: never served again
 
     @property
@@ -102,18 +102,20 @@ class Frontier:
             self.collections[batch.key].tried = True
         self.issued.update(batch.urls)
 
-    def record(self, key: tuple[int, str] | None, classes: Iterable[int], duplicates: int = 0) -> bool:
+    def record(self, key: tuple[int, str] | None, classes: Iterable[int], duplicates: int = 0,
+               failures: int = 0) -> bool:
         """Which classes the pages of a popped collection were put in (``duplicates`` of them
-        copies of known pages).  A collection whose first ``trap_pages`` pages or more were
-        90 % copies is a trap — the same page under endless URLs (``index.html?<anything>``)
-        — and is emptied; returns True then."""
+        copies of known pages; ``failures`` more URLs gave no page).  A collection whose
+        first ``trap_pages`` URLs or more were 90 % copies or failures is a trap — the same
+        page under endless URLs (``index.html?<anything>``), links robots.txt forbids, dead
+        links — and is emptied; returns True then."""
         coll = self.collections.get(key) if key is not None else None
         if coll is None:
             return False
         classes = list(classes)
         coll.leads_to.update(classes)
-        coll.fetched += len(classes)
-        coll.duplicates += duplicates
+        coll.fetched += len(classes) + failures
+        coll.duplicates += duplicates + failures
         if not coll.trap and coll.fetched >= self.trap_pages and coll.duplicates >= 0.9 * coll.fetched:
             coll.trap = True
             return True

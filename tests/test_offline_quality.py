@@ -145,3 +145,24 @@ def test_copies_are_aliases_and_a_collection_of_copies_is_a_trap():
     first = min(wrappers, key=wrappers.index)
     assert all(explorer.aliases[u] == first for u in wrappers if u != first)
     assert len([u for u in explorer.model.pages if "index.html?" in u]) == 1
+
+
+def test_a_collection_whose_links_all_fail_is_emptied():
+    base = "http://dead.test"
+    home = ("<html><body><ul class='ok'>" + "".join(f"<li><a href='/p/{i}'>p</a></li>" for i in range(5))
+            + "</ul><ul class='dead'>" + "".join(f"<li><a href='/gone/{i}'>x</a></li>" for i in range(40))
+            + "</ul></body></html>").encode()
+    fetched = []
+
+    def fetch(url):
+        fetched.append(url)
+        path = url[len(base):]
+        if path == "/":
+            return url, home
+        if path.startswith("/p/"):
+            return url, b"<html><body><p>page</p></body></html>"
+        return None  # robots.txt refusal, 404, ...
+
+    explorer = run_offline(fetch, base + "/", stop="exhaust")
+    assert len([u for u in fetched if "/gone/" in u]) == 10
+    assert any(key[1].endswith("ul.dead/li/a") for key in explorer.traps)
