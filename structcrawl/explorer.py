@@ -85,6 +85,7 @@ class Explorer:
         self.refiner = Refiner() if refiner is None else refiner or None
         self.refine_every = refine_every
         self.merges: list[Merge] = []
+        self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
         self._shapes: dict[frozenset[str], frozenset[str]] = {}  #: one object per distinct tag-path set
@@ -141,8 +142,9 @@ class Explorer:
         if (copies or failed) and self.frontier.record(batch.key, copy_classes, duplicates=len(copy_classes),
                                                        failures=len(failed)):
             self.traps.append(batch.key)
-        if self.refiner and self.updates % self.refine_every == 0:
+        if self.refiner and self.updates % self.refine_every == 0 and self._refine_due():
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
+            self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
         summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.mdl,
                                 self.frontier.untried())
         self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
@@ -150,6 +152,12 @@ class Explorer:
         if fresh and self.stability.observe(summary):
             self.stable = True
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
+
+    def _refine_due(self) -> bool:
+        """Refine when classes appeared since the last time, or the model grew by half:
+        O(classes created + log pages) refinements over a whole crawl."""
+        classes, pages = self._refined_at
+        return not frozenset(self.model.classes) <= classes or len(self.model.pages) >= 1.5 * pages
 
     def replay(self, batch: Batch, pages: Iterable[PageFeatures], failed: Iterable[str] = ()) -> StepReport:
         """Re-run a stored, completed batch: the model step is deterministic, so replaying

@@ -62,34 +62,35 @@ class Refiner:
         self.min_members = min_members
 
     def pairs(self, model: SiteModel, frontier: Frontier) -> list[tuple[int, int, float]]:
-        """Class pairs (a < b) that should merge, with their fingerprint similarity."""
+        """Class pairs (a < b) that should merge, with their fingerprint similarity.
+
+        Fingerprints first (a few dozen classes); the collections — every known
+        link — are scanned only when some pair is alike enough to need it.
+        """
+        classes = model.classes
+        prints = {cid: cls.fingerprint(self.occurrence) for cid, cls in classes.items()}
+        alike: dict[tuple[int, int], float] = {}
+        for a, b in combinations(sorted(classes), 2):
+            small = min(classes[a].size, classes[b].size) < self.min_members
+            sim = jaccard(prints[a], prints[b])
+            if sim >= (TWIN_SIMILARITY if small else self.similarity) and not self._told_apart(classes[a], classes[b]):
+                alike[(a, b)] = sim
+        if not alike:
+            return []
         cocited: set[tuple[int, int]] = set()
         vouched: set[int] = set()
         page_class = model.page_class
         for coll in frontier.collections.values():
-            targets = {k for k, n in coll.leads_to.items() if n and k in model.classes}
+            targets = {k for k, n in coll.leads_to.items() if n and k in classes}
             targets.update(page_class[u] for u in coll.urls if u in page_class)
-            cocited.update(combinations(sorted(targets), 2))
+            cocited.update(pair for pair in combinations(sorted(targets), 2) if pair in alike)
             total = sum(coll.leads_to.values())
             if total >= self.support:
                 top, n = max(coll.leads_to.items(), key=lambda kv: (kv[1], -kv[0]))
                 if n >= self.share * total:
                     vouched.add(top)
-        prints: dict[int, frozenset[str]] = {}
-        out = []
-        for a, b in sorted(cocited):
-            if a in vouched and b in vouched:
-                continue
-            if self._told_apart(model.classes[a], model.classes[b]):
-                continue
-            for c in (a, b):
-                if c not in prints:
-                    prints[c] = model.classes[c].fingerprint(self.occurrence)
-            sim = jaccard(prints[a], prints[b])
-            small = min(model.classes[a].size, model.classes[b].size) < self.min_members
-            if sim >= (TWIN_SIMILARITY if small else self.similarity):
-                out.append((a, b, sim))
-        return out
+        return [(a, b, sim) for (a, b), sim in sorted(alike.items())
+                if (a, b) in cocited and not (a in vouched and b in vouched)]
 
     def _told_apart(self, a, b) -> bool:
         """Each class (of >= 3 members) has a link collection on nearly all its members
