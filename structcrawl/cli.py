@@ -131,6 +131,23 @@ def _cmd_classify(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from structcrawl.export import ModelFormatError, load_model
+    from structcrawl.report import report_path_for, write_report
+
+    try:
+        document = load_model(args.model).document
+    except ModelFormatError as exc:
+        raise CommandError(str(exc)) from None
+    target = args.output or report_path_for(args.model)
+    try:
+        write_report(document, target)
+    except OSError as exc:
+        raise CommandError(f"could not write the report to {target}: {exc.strerror or exc}") from None
+    print(f"wrote the report ({len(document['classes'])} classes) to {target}", file=sys.stderr)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from structcrawl.demo_run import run_demo
 
@@ -259,6 +276,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=8, metavar="N", help="inputs classified in parallel (default 8)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-URL fetch timeout (default 30)")
     p.set_defaults(func=_cmd_classify)
+
+    p = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a site model",
+        description="Write one self-contained HTML page (no script, no network) about a site model: the "
+        "classes as a graph with the class links, a table of classes (sample URLs, schema paths, URL "
+        "pattern, fingerprint size), the learning curve and the crawl summary.",
+    )
+    p.add_argument("model", metavar="MODEL.json", help="site model written by a crawl")
+    p.add_argument("-o", "--output", metavar="FILE", help="the HTML file (default: MODEL with .json replaced by .html)")
+    p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser(
         "demo",

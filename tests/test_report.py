@@ -1,0 +1,126 @@
+"""``structcrawl report`` (structcrawl.report): the HTML page, its graph and learning curve, offline."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from lxml import etree, html as LH
+
+from structcrawl.cli import main
+from structcrawl.demo.site import DemoSite
+from structcrawl.explorer import run_offline
+from structcrawl.export import TagPathSamples, model_document, write_model
+from structcrawl.report import curve_svg, graph_svg, layout, quality_point, render_report, report_path_for
+
+from test_export import BASE, Recorder
+
+
+@pytest.fixture(scope="module")
+def crawl():
+    site = DemoSite(pages=400, seed=3)
+    fetch = Recorder(site)
+    explorer = run_offline(fetch, BASE + "/", stop="stable")
+    samples = TagPathSamples(per_class=20)
+    samples.keep(fetch.features.values(), explorer.model.page_class)
+    doc = model_document(explorer, crawl={"stop_reason": "model_stable"}, tag_paths=samples)
+    return site, fetch, explorer, json.loads(json.dumps(doc))
+
+
+def test_layout_is_deterministic_inside_the_box_and_spreads_nodes():
+    nodes = list(range(8))
+    edges = [(i, (i + 1) % 8, 5) for i in range(8)] + [(0, 4, 100)]
+    a = layout(nodes, edges, width=800, height=600, radius={i: 20 for i in nodes})
+    assert a == layout(nodes, edges, width=800, height=600, radius={i: 20 for i in nodes})
+    assert all(0 <= x <= 800 and 0 <= y <= 600 for x, y in a.values())
+    pts = list(a.values())
+    closest = min(((x1 - x2) ** 2 + (y1 - y2) ** 2) ** 0.5 for i, (x1, y1) in enumerate(pts) for x2, y2 in pts[i + 1:])
+    assert closest > 40  # two radii: no overlapping nodes
+    assert layout([], []) == {} and layout(["a"], [], width=100, height=50) == {"a": (50, 25)}
+
+
+def test_graph_has_one_node_per_class_and_one_arrow_per_linked_pair(crawl):
+    doc = crawl[3]
+    svg = etree.fromstring(graph_svg(doc).encode())
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    nodes = svg.findall(".//s:g[@class='node']", ns)
+    assert sorted(int(g.get("data-class")) for g in nodes) == sorted(c["id"] for c in doc["classes"])
+    # node area grows with the class size
+    r = {int(g.get("data-class")): float(g.find(".//s:circle", ns).get("r")) for g in nodes}
+    sizes = {c["id"]: c["size"] for c in doc["classes"]}
+    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
+    assert r[big] > r[small]
+    pairs = {(l["source"], l["target"]) for l in doc["class_links"]}
+    edges = svg.xpath(".//s:g[@data-source]", namespaces=ns)
+    assert {(int(g.get("data-source")), int(g.get("data-target"))) for g in edges} == pairs
+    for g in edges:  # the count on the arrow is the sum of its collection paths' counts
+        s, t = int(g.get("data-source")), int(g.get("data-target"))
+        assert int(g.get("data-count")) == sum(l["count"] for l in doc["class_links"] if (l["source"], l["target"]) == (s, t))
+    assert svg.findall(".//s:text[@class='edge-label']", ns), "backbone arrows carry labels"
+
+
+def test_curve_panels_and_quality_panel_only_with_quality(crawl):
+    doc = crawl[3]
+    history = doc["history"]
+    assert history and history[-1]["classes"] == len(doc["classes"])
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    svg = etree.fromstring(curve_svg(history).encode())
+    assert [g.get("data-series") for g in svg.findall(".//s:g[@class='panel']", ns)] == ["classes", "mdl", "queue"]
+    with_q = [dict(p, q=0.5, fstar=0.9) for p in history]
+    svg = etree.fromstring(curve_svg(with_q).encode())
+    assert svg.findall(".//s:g[@class='panel']", ns)[-1].get("data-series") == "q,fstar"
+    line = svg.find(".//s:polyline[@data-key='mdl']", ns)
+    assert len(line.get("points").split()) == len(history)
+    assert "no learning curve" in curve_svg([])
+
+
+def test_report_is_self_contained_and_lists_every_class(crawl):
+    doc = crawl[3]
+    page = render_report(doc)
+    tree = LH.document_fromstring(page)
+    assert not tree.xpath("//script | //link | //iframe | //object | //embed")
+    assert not tree.xpath("//*[@src]"), "nothing to load"
+    assert "default-src 'none'" in tree.xpath("//meta[@http-equiv='Content-Security-Policy']/@content")[0]
+    rows = tree.xpath("//table[@id='class-table']//tr[@data-class]")
+    assert [int(r.get("data-class")) for r in rows] == [c["id"] for c in doc["classes"]]
+    for c in doc["classes"]:
+        row = tree.get_element_by_id(f"class-{c['id']}")
+        assert set(row.xpath(".//ul[@class='samples']//a/@href")) == set(c["samples"])
+        assert len(row.xpath(".//details//code")) == len(c["schema"])
+        if c["url_pattern"]:
+            assert c["url_pattern"] in row.text_content()
+    assert doc["crawl"]["stability_reason"] in tree.get_element_by_id("summary").text_content()
+    assert tree.xpath("//svg[@id='model-graph']") and tree.xpath("//svg[@id='learning-curve']")
+
+
+def test_report_escapes_hostile_text(crawl):
+    doc = json.loads(json.dumps(crawl[3]))
+    doc["classes"][0]["samples"] = ['http://x/"><script>alert(1)</script>']
+    doc["class_links"][0]["path"] = "html/body/<b>"
+    page = render_report(doc)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_cli_report_writes_the_page(crawl, tmp_path, capsys):
+    model = tmp_path / "site.model.json"
+    write_model(crawl[3], model)
+    assert main(["report", str(model)]) == 0
+    out = tmp_path / "site.model.html"
+    assert report_path_for(str(model)) == str(out) and out.exists()
+    assert len(LH.parse(str(out)).xpath("//svg[@id='model-graph']//*[@class='node']")) == len(crawl[3]["classes"])
+    assert main(["report", str(model), "-o", str(tmp_path / "r.html")]) == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["report", str(bad)]) == 2
+    assert re.search(r"structcrawl: error: .*not a structcrawl site model", capsys.readouterr().err)
+
+
+def test_quality_point_on_a_hand_made_state():
+    schemas = {"/a1": {"p", "q"}, "/a2": {"p", "q"}, "/b1": {"r"}, "/b2": {"r", "s"}}
+    label = lambda u: u[1]  # noqa: E731 - truth class = first letter
+    perfect = quality_point({"/a1": 1, "/a2": 1, "/b1": 2, "/b2": 2}, schemas.__getitem__, label)
+    assert perfect["fstar"] == 1.0 and perfect["q"] > 0.8
+    lumped = quality_point({u: 1 for u in schemas}, schemas.__getitem__, label)
+    assert lumped["fstar"] < 1.0 and lumped["q"] < perfect["q"]
+    assert quality_point({}, schemas.__getitem__, label) == {"q": 0.0, "fstar": 0.0}
