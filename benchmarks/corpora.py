@@ -1,0 +1,149 @@
+"""Real template-generated sites for the benchmarks: Debian documentation packages, with URL ground truth.
+
+The labelling rules of geos and commons-math3 are copied from the project's
+development corpora notes (they must not be needed at run time); pango is our
+third generator family (gi-docgen).  Each corpus: package, generator, html
+``root`` inside the extracted package, ``entry`` page, ordered ``classes``
+``(name, regex)`` matched with ``re.search`` against the page path relative to
+the root (``/``-separated, no leading ``/``, unquoted); the first match wins,
+no match = not in the truth.  ``coarse`` optionally merges truth classes for a
+second score (e.g. templates that differ only by name).
+
+``ensure(corpus)`` fetches a missing package with ``apt-get download`` and
+unpacks it with ``dpkg -x`` into ``$CORPORA_DIR`` (default
+``~/.cache/structcrawl-corpora``); nothing is installed system-wide.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+
+BASE = os.environ.get("CORPORA_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "structcrawl-corpora")
+
+_JAVADOC_TOP = (r"^(index|overview-summary|overview-tree|overview-frame|allclasses-frame|"
+                r"allclasses-noframe|allclasses|allclasses-index|allpackages-index|"
+                r"constant-values|deprecated-list|help-doc|serialized-form)\.html$")
+
+CORPORA = {
+    "geos": dict(
+        package="libgeos-doc", version="3.11.1-1", generator="Doxygen 1.9.4",
+        root="libgeos-doc/usr/share/doc/libgeos-dev/html",
+        entry="index.html",
+        classes=[
+            ("source_listing", r"_8(h|hpp|c|cpp)_source\.html$"),
+            ("file", r"_8(h|hpp|c|cpp)\.html$"),
+            ("class_members", r"^(class|struct|union)[^/]*-members\.html$"),
+            ("class", r"^(class|struct|union)[^/]*\.html$"),
+            ("member_index", r"^(functions|namespacemembers|globals)(_[\w~]+)?\.html$"),
+            ("namespace", r"^namespace[^/]*\.html$"),
+            ("directory", r"^dir_[0-9a-f]+\.html$"),
+            ("group", r"^group__[^/]*\.html$"),
+            ("toplevel_misc", r"^(index|annotated|hierarchy|files|modules|pages|todo|"
+                              r"deprecated|cpp_iface|c_iface|namespaces)\.html$"),
+        ]),
+    "commons-math3": dict(
+        package="libcommons-math3-java-doc", version="3.6.1-3", generator="Javadoc (JDK 8, frames)",
+        root="libcommons-math3-java-doc/usr/share/doc/libcommons-math3-java/api",
+        # index.html is a <frameset> whose only <a> is inside <noframes>: start at the overview
+        entry="overview-summary.html",
+        classes=[
+            ("class_use", r"/class-use/[^/]+\.html$"),
+            ("package_summary", r"(^|/)package-summary\.html$"),
+            ("package_tree", r"(^|/)package-tree\.html$"),
+            ("package_use", r"(^|/)package-use\.html$"),
+            ("package_frame", r"(^|/)package-frame\.html$"),
+            ("index_all", r"^index-all\.html$"),
+            ("toplevel_misc", _JAVADOC_TOP),
+            ("class", r"^org/.+/[^/]+\.html$"),
+        ]),
+    "pango": dict(
+        package="libpango1.0-doc", version="1.50.12+ds-1", generator="gi-docgen 2022",
+        root="libpango1.0-doc/usr/share/doc/libpango1.0-doc/reference/Pango",
+        entry="index.html",
+        # gi-docgen writes one page per symbol, its kind as the file-name prefix (one template each)
+        classes=[
+            ("method", r"^method\.[^/]+\.html$"),
+            ("ctor", r"^ctor\.[^/]+\.html$"),
+            ("type_func", r"^type_func\.[^/]+\.html$"),
+            ("vfunc", r"^vfunc\.[^/]+\.html$"),
+            ("func", r"^func\.[^/]+\.html$"),
+            ("class", r"^class\.[^/]+\.html$"),
+            ("struct", r"^struct\.[^/]+\.html$"),
+            ("enum", r"^(enum|flags|error)\.[^/]+\.html$"),
+            ("const", r"^const\.[^/]+\.html$"),
+            ("property", r"^property\.[^/]+\.html$"),
+            ("callback", r"^callback\.[^/]+\.html$"),
+            ("alias", r"^alias\.[^/]+\.html$"),
+            ("index", r"^index\.html$"),
+            ("docs", r"^(pango_[a-z]+|classes_hierarchy)\.html$"),
+        ],
+        # the five callable templates (method, constructor, type function, virtual function, function)
+        # lay out the same blocks: score them once more as one class
+        coarse={"method": "callable", "ctor": "callable", "type_func": "callable", "vfunc": "callable",
+                "func": "callable"}),
+}
+
+_COMPILED: dict[str, list[tuple[str, re.Pattern]]] = {}
+
+
+def label(corpus: str, relpath: str) -> str | None:
+    """Truth class of a page path relative to the corpus root, or None (not in the truth)."""
+    rules = _COMPILED.get(corpus)
+    if rules is None:
+        rules = _COMPILED[corpus] = [(n, re.compile(rx)) for n, rx in CORPORA[corpus]["classes"]]
+    p = relpath.lstrip("/")
+    for name, rx in rules:
+        if rx.search(p):
+            return name
+    return None
+
+
+def root_dir(corpus: str) -> str:
+    return os.path.join(BASE, CORPORA[corpus]["root"])
+
+
+def html_pages(corpus: str) -> list[str]:
+    """Every .html/.htm file under the root (relative, '/'-separated, sorted)."""
+    root = root_dir(corpus)
+    out = []
+    for dp, _dn, fn in os.walk(root):
+        for f in fn:
+            if f.lower().endswith((".html", ".htm")):
+                full = os.path.join(dp, f)
+                if os.path.isfile(full):
+                    out.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(out)
+
+
+def ensure(corpus: str, log=print) -> str:
+    """The corpus root, after ``apt-get download`` + ``dpkg -x`` if it is not extracted yet."""
+    c = CORPORA[corpus]
+    pkg = c["package"]
+    root = root_dir(corpus)
+    stamp = os.path.join(BASE, pkg, ".extracted")
+    if os.path.isdir(root) and (os.path.exists(stamp) or html_pages(corpus)):
+        return root
+    debs = os.path.join(BASE, "debs")
+    os.makedirs(debs, exist_ok=True)
+    found = sorted(glob.glob(os.path.join(debs, f"{pkg}_*.deb")))
+    if not found:
+        log(f"== apt-get download {pkg}")
+        try:
+            subprocess.run(["apt-get", "download", pkg], cwd=debs, check=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise SystemExit(f"cannot download {pkg} ({exc}); run 'apt-get update' first?") from None
+        found = sorted(glob.glob(os.path.join(debs, f"{pkg}_*.deb")))
+    deb = found[0]
+    version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], capture_output=True, text=True).stdout.strip()
+    if version != c["version"]:
+        log(f"WARNING: {pkg}: version {version}, ground truth checked on {c['version']}")
+    dest = os.path.join(BASE, pkg)
+    log(f"== dpkg -x {os.path.basename(deb)} {dest}")
+    os.makedirs(dest, exist_ok=True)
+    subprocess.run(["dpkg", "-x", deb, dest], check=True)
+    with open(stamp, "w") as fh:
+        fh.write(version + "\n")
+    return root

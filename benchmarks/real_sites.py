@@ -1,0 +1,208 @@
+"""Real-site benchmark: learn the page types of real generated documentation sites.
+
+    python benchmarks/real_sites.py [--corpus geos --corpus pango …] [--strategy densest --strategy sparsest]
+
+For each corpus (Debian -doc packages, see ``benchmarks/corpora.py``; fetched
+with ``apt-get download`` + ``dpkg -x`` into a cache dir when missing) and each
+strategy: serve the html root with a plain static server
+(``python -m http.server`` on 127.0.0.1), run ``structcrawl crawl`` from the
+entry page (stop=stable, state in a throw-away SQLite store), then classify
+every page of the site with the exported model (``structcrawl classify`` on
+the files) and score it against the URL-regex ground truth: F*, entropy,
+purity, ARI, pairwise precision/recall, classes found vs truth classes.  The
+learning curve of the crawl (replayed from its store) gets, after every model
+update, the Q measure (seed 001 §4.3; reference schemas = union of the
+schemas of each truth class's crawled pages) and F* over the pages modelled so
+far; it is saved in the model and drawn in ``structcrawl report``
+(``benchmarks/out/<corpus>-<strategy>.html``, ``…-curve.svg``).
+Prints one table.  Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import corpora  # noqa: E402
+
+from structcrawl.export import write_model  # noqa: E402
+from structcrawl.metrics import evaluate  # noqa: E402
+from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
+
+OUT = HERE / "out"
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(root: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port),
+                             "--directory", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def structcrawl(*args: str, **kw) -> subprocess.CompletedProcess:
+    exe = BIN / "structcrawl"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "structcrawl"]
+    return subprocess.run(cmd + list(args), **kw)
+
+
+def relpath_of(url: str, base: str) -> str | None:
+    from urllib.parse import unquote, urlsplit
+
+    if not url.startswith(base):
+        return None
+    p = unquote(urlsplit(url).path)[len(urlsplit(base).path):]
+    return p or "index.html"
+
+
+def learning_curve(db: str, job: str, corpus: str, base: str) -> list[dict] | None:
+    """Replay the stored crawl; after every update, Q and F* of the model so far against the truth."""
+    try:
+        from structcrawl.store import CrawlStore
+    except ImportError:
+        return None
+
+    def lab(url: str):
+        rel = relpath_of(url, base)
+        return corpora.label(corpus, rel) if rel else None
+
+    # reference schemas: union of each truth class's crawled page schemas (final state)
+    _info, final, _res = CrawlStore(db).rebuild(job)
+    ref: dict[str, set[str]] = {}
+    for url, page in final.model.pages.items():
+        c = lab(url)
+        if c is not None:
+            ref.setdefault(c, set()).update(page.schema)
+    points: list[dict] = []
+
+    def hook(explorer):
+        def step(_sb, _report):
+            m = explorer.model
+            qp = quality_point(m.page_class, lambda u: m.pages[u].schema, lab, ref)
+            points.append(qp)
+        return step
+
+    CrawlStore(db).rebuild(job, on_step=hook)
+    return points
+
+
+def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
+    root = corpora.ensure(corpus, log)
+    pages = corpora.html_pages(corpus)
+    truth = {p: corpora.label(corpus, p) for p in pages}
+    truth = {p: c for p, c in truth.items() if c is not None}
+    server, base = serve(root)
+    name = f"{corpus}-{strategy}"
+    model = tmp / f"{name}.model.json"
+    db = f"sqlite:///{tmp / (name + '.db')}"
+    try:
+        t0 = time.monotonic()
+        proc = structcrawl("crawl", base + corpora.CORPORA[corpus]["entry"], "--strategy", strategy,
+                           "--stop", "stable", "-o", str(model), "--db", db, "--job", name, "--fresh",
+                           "-L", "WARNING", capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"crawl of {corpus} failed:\n{proc.stderr[-3000:]}")
+    finally:
+        server.terminate()
+        server.wait()
+    doc = json.loads(model.read_text())
+    # classify every page of the site from disk: URL = base + path relative to the root
+    assigned_path = tmp / f"{name}.assigned.jsonl"
+    proc = structcrawl("classify", str(model), "-", "--base-url", base, "--root", root, "-o", str(assigned_path),
+                       input="\n".join(os.path.join(root, p) for p in pages) + "\n", capture_output=True, text=True)
+    if proc.returncode == 2:
+        raise SystemExit(f"classify failed: {proc.stderr[-2000:]}")
+    assigned = {}
+    for line in assigned_path.read_text().splitlines():
+        rec = json.loads(line)
+        rel = os.path.relpath(rec["input"], root).replace(os.sep, "/")
+        assigned[rel] = rec.get("class")
+    res = evaluate({p: assigned.get(p) for p in truth}, truth)
+    coarse_map = corpora.CORPORA[corpus].get("coarse")
+    res_coarse = None
+    if coarse_map:
+        ct = {p: coarse_map.get(c, c) for p, c in truth.items()}
+        res_coarse = evaluate({p: assigned.get(p) for p in ct}, ct)
+    curve = None
+    try:
+        curve = learning_curve(db, name, corpus, base)
+    except Exception as exc:  # the curve is a by-product: report and go on
+        log(f"   (learning curve replay failed: {exc})")
+    if curve and len(curve) == len(doc.get("history") or []):
+        for point, qp in zip(doc["history"], curve):
+            point.update(qp)
+    OUT.mkdir(exist_ok=True)
+    write_model(doc, OUT / f"{name}.model.json")
+    write_report(doc, OUT / f"{name}.html")
+    (OUT / f"{name}-curve.svg").write_text(curve_svg(doc.get("history") or []))
+    fetched = doc["crawl"].get("pages_fetched") or doc["crawl"]["pages_modelled"]
+    return dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched, wall=wall,
+                stop=doc["crawl"].get("stop_reason"), found=len(doc["classes"]),
+                truth=len(set(truth.values())), res=res, coarse=res_coarse,
+                q=(doc["history"][-1].get("q") if doc.get("history") else None))
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| corpus | strategy | site pages | fetched | wall s | stop | F* | entropy | purity | ARI | "
+            "pair P | pair R | Q (crawl) | classes found / truth |")
+    lines = [head, "|" + "|".join("---" for _ in range(14)) + "|"]
+    for r in rows:
+        for label, res, truth in ((r["corpus"], r["res"], r["truth"]),
+                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0)):
+            if res is None:
+                continue
+            lines.append(
+                f"| {label} | {r['strategy']} | {r['site']:,} | {r['fetched']:,} ({100 * r['fetched'] / r['site']:.1f} %) "
+                f"| {r['wall']:.1f} | {r['stop']} | {res['fstar']:.3f} | {res['entropy']:.3f} | {res['purity']:.3f} | "
+                f"{res['ari']:.3f} | {res['pair_precision']:.3f} | {res['pair_recall']:.3f} | "
+                f"{'—' if r['q'] is None else format(r['q'], '.3f')} | {r['found']} / {truth} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA),
+                    help="corpus to run (repeatable; default all)")
+    ap.add_argument("--strategy", action="append", choices=["densest", "sparsest"],
+                    help="strategy (repeatable; default both)")
+    args = ap.parse_args(argv)
+    import tempfile
+
+    rows = []
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    with tempfile.TemporaryDirectory(prefix="structcrawl-real-") as tmp:
+        for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
+            for strategy in args.strategy or ["densest", "sparsest"]:
+                log(f"== {corpus} / {strategy}")
+                r = run_one(corpus, strategy, Path(tmp), log)
+                log(f"   fetched {r['fetched']} of {r['site']}, {r['wall']:.1f} s, F* {r['res']['fstar']:.3f}")
+                rows.append(r)
+    print(table(rows))
+    print(f"\nreports: {OUT}/<corpus>-<strategy>.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
