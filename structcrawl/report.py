@@ -404,8 +404,8 @@ def curve_svg(history: Sequence[Mapping[str, Any]], *, width: int = 900, panel_h
             out.append(f'<polyline class="series" data-key="{key}" points="{poly}" fill="none" '
                        f'stroke="{color}" stroke-width="2"/>')
             last = [p for p in pts if p.get(key) is not None][-1][key]
-            lx, ly = coords[-1]
-            out.append(f'<text class="series-label" x="{min(lx, left + pw - 4):.1f}" y="{ly - 6:.1f}" '
+            nth = [s[0] for s in series].index(key)  # legend, top right, one line per series
+            out.append(f'<text class="series-label" x="{left + pw - 6}" y="{y0 + 14 + 14 * nth}" '
                        f'text-anchor="end" fill="{color}">{_e(name)} {_fmt(round(last, 3))}</text>')
         out.append("</g>")
     out.append(f'<text class="axis-title" x="{left + pw / 2}" y="{height - 8}" text-anchor="middle">'
