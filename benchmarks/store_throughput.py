@@ -183,7 +183,7 @@ def main() -> None:
         enqueue = r.get("structcrawl/store_enqueue_ms_total", 0.0) * 1000 / batches
         print(f"{kind:<11} {r['responses']:>9} {r['elapsed']:>8.1f} {rate(r):>8.1f} {rate(r) / base_rate:>6.2f} "
               f"{mb:>11.2f} {enqueue:>16.1f} {r.get('structcrawl/store_transactions', 0):>6} "
-              f"{r.get('structcrawl/store_txn_ms_max', 0):>10.1f} {r.get('structcrawl/store_backlog_max', 0):>11} "
+              f"{r.get('structcrawl/store_txn_max_ms', 0):>10.1f} {r.get('structcrawl/store_backlog_max', 0):>11} "
               f"{r.get('export_s', 0):>8.1f}")
     print("ratio: pages/s against no store (goal >= 0.8); enqueue: reactor-thread time in the store's calls "
           "per batch; export: `structcrawl export` wall time, a full replay (what a resume costs)")

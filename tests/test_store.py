@@ -451,3 +451,43 @@ def test_concurrent_open_has_exactly_one_winner(db_url):
     winners = [r for r in results if not isinstance(r, Exception)]
     assert len(winners) == 1 and len(results) == 4
     winners[0].close("stopped", "x")
+
+
+# ---------------------------------------------------------------------------
+# structcrawl jobs / export
+# ---------------------------------------------------------------------------
+
+
+def test_jobs_and_export_commands(db_url, site, tmp_path, capsys, monkeypatch):
+    from structcrawl.cli import main
+
+    store, session, explorer = open_session(db_url, name="shop")
+    OfflineCrawl(site, explorer, session).run(steps=8)
+    figures = {"job": "shop", "pages_requested": 80, "pages_fetched": 80, "stop_reason": "shutdown",
+               "stable_at_pages": None, "started": "x", "finished": "y"}
+    session.close("stopped", "shutdown", {"document": figures})
+    store.dispose()
+
+    assert main(["jobs", "--db", db_url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["JOB", "STATUS", "REASON"]
+    assert out[1].split()[:3] == ["shop", "stopped", "shutdown"]
+    monkeypatch.setenv("STRUCTCRAWL_DB", db_url)  # --db defaults to $STRUCTCRAWL_DB
+    assert main(["jobs", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["job"] == "shop" and record["batches"] == 8 and record["lock"] is None
+
+    target = tmp_path / "shop.model.json"
+    assert main(["export", "-o", str(target)]) == 0
+    assert "wrote the site model of job 'shop'" in capsys.readouterr().err
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert doc["crawl"]["stop_reason"] == "shutdown" and all("members" in c for c in doc["classes"])
+    assert main(["export", "--job", "shop", "--no-members", "-o", "-"]) == 0
+    assert all("members" not in c for c in json.loads(capsys.readouterr().out)["classes"])
+
+    assert main(["export", "--job", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("structcrawl: error: no job 'nope' in ") and len(err.strip().splitlines()) == 1
+    monkeypatch.delenv("STRUCTCRAWL_DB")
+    assert main(["jobs"]) == 2
+    assert "no database: give --db URL" in capsys.readouterr().err

@@ -78,8 +78,8 @@ Stats (Scrapy's stats collector)
 ``/model_written`` (or ``/export_error``), and the run's ``/start_url``,
 ``/strategy``, ``/stop``.  With a store: ``/store_enqueue_ms_total`` and
 ``/store_enqueue_ms_max`` (reactor-thread time in the store's calls),
-``/store_transactions``, ``/store_rows``, ``/store_txn_ms_max``,
-``/store_txn_s_total``, ``/store_backlog_max`` (operations queued for the
+``/store_transactions``, ``/store_rows``, ``/store_txn_max_ms``,
+``/store_txn_total_s``, ``/store_backlog_max`` (operations queued for the
 writer), ``/store_close_s`` (the final flush), ``/store_error``; on a resume
 ``/resumed_batches``, ``/resumed_pages``, ``/resume_s`` and
 ``/reissued_batches`` (in flight when the last run stopped).  ``structcrawl.extensions.StructureLogStats`` logs

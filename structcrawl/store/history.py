@@ -35,6 +35,10 @@ from structcrawl.store.schema import StoreError
 from structcrawl.store.writer import Dictionaries, Dictionary, unpack_tagset
 
 
+#: Most distinct (target, XPath, path) Link objects shared while reading a history.
+LINK_CACHE = 1 << 20
+
+
 class ReplayError(StoreError):
     """The stored history does not replay on this version of the model."""
 
@@ -88,7 +92,7 @@ class Vocabulary:
         return Dictionaries(rev(self.urls), rev(self.paths), rev(self.xpaths), rev(self.tagsets))
 
 
-def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 100) -> Iterator[StoredBatch]:
+def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 250) -> Iterator[StoredBatch]:
     """The job's batches in pop order, completed ones with their pages, failures and redirects."""
     b = S.batches
     rows = conn.execute(
@@ -97,6 +101,7 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
         .order_by(b.c.seq)
     ).all()
     urls, paths, xpaths, tagsets = vocab.urls, vocab.paths, vocab.xpaths, vocab.tagsets
+    link_cache: dict[tuple[int, int, int], Link] = {}
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
         lo, hi = part[0][0], part[-1][0]
@@ -110,18 +115,28 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
             .where(p.c.job_id == job_id, p.c.batch_seq.between(lo, hi))
             .order_by(p.c.batch_seq, p.c.pos, p.c.id)
         ).all()
-        link_rows = conn.execute(
-            sa.select(l.c.page_id, l.c.target_id, l.c.xpath_id, l.c.path_id)
-            .select_from(l.join(p, sa.and_(p.c.job_id == l.c.job_id, p.c.id == l.c.page_id)))
-            .where(l.c.job_id == job_id, p.c.batch_seq.between(lo, hi))
-            .order_by(l.c.page_id, l.c.pos)
-        ).all()
         by_page: dict[int, list[Link]] = {}
-        for page_id, target_id, xpath_id, path_id in link_rows:
-            lst = by_page.get(page_id)
-            if lst is None:
-                lst = by_page[page_id] = []
-            lst.append(Link(urls[target_id], xpaths[xpath_id], paths[path_id]))
+        if page_rows:
+            # page ids follow (batch, position): the chunk's pages are one id range, its links
+            # one primary-key range (rows of other pages in it, if any, are ignored)
+            ids = [r[0] for r in page_rows]
+            link_rows = conn.execute(
+                sa.select(l.c.page_id, l.c.target_id, l.c.xpath_id, l.c.path_id)
+                .where(l.c.job_id == job_id, l.c.page_id.between(min(ids), max(ids)))
+                .order_by(l.c.page_id, l.c.pos)
+            ).all()
+            made = link_cache
+            for page_id, target_id, xpath_id, path_id in link_rows:
+                key = (target_id, xpath_id, path_id)
+                link = made.get(key)
+                if link is None:  # menus repeat the same links on every page: one object each
+                    if len(made) >= LINK_CACHE:
+                        made.clear()
+                    link = made[key] = Link(urls[target_id], xpaths[xpath_id], paths[path_id])
+                lst = by_page.get(page_id)
+                if lst is None:
+                    lst = by_page[page_id] = []
+                lst.append(link)
         for page_id, url_id, requested_id, seq, tagset_id, truncated in page_rows:
             sb = out[seq]
             sb.pages.append(
