@@ -11,7 +11,7 @@ every page of the site with the exported model (``structcrawl classify`` on
 the files) and score it against the URL-regex ground truth: F*, entropy,
 purity, ARI, pairwise precision/recall, classes found vs truth classes.  The
 learning curve of the crawl (replayed from its store) gets, after every model
-update, the Q measure (seed 001 §4.3; reference schemas = union of the
+update, the queue size, the Q measure (seed 001 §4.3; reference schemas = union of the
 schemas of each truth class's crawled pages) and F* over the pages modelled so
 far; it is saved in the model and drawn in ``structcrawl report``
 (``benchmarks/out/<corpus>-<strategy>.html``, ``…-curve.svg``).
@@ -100,6 +100,7 @@ def learning_curve(db: str, job: str, corpus: str, base: str) -> list[dict] | No
         def step(_sb, _report):
             m = explorer.model
             qp = quality_point(m.page_class, lambda u: m.pages[u].schema, lab, ref)
+            qp["queue"] = explorer.frontier.pending_urls()  # the replay pops as the crawl did
             points.append(qp)
         return step
 

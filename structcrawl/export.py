@@ -239,7 +239,9 @@ def model_document(
                 "pages": int(pt.pages),
                 "classes": int(pt.classes),
                 "mdl": _round(pt.mdl),
-                "queue": int(pt.queue),
+                # no "queue" yet: a resumed crawl replays without its in-flight batches, so the points
+                # before the resume would count them as waiting, and the export (which replays them as
+                # popped) would differ from the spider's; see docs/model-format.md
             }
             for pt in getattr(explorer, "history", ())
         ],

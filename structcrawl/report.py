@@ -338,6 +338,7 @@ def curve_svg(history: Sequence[Mapping[str, Any]], *, width: int = 900, panel_h
     pts = sorted((p for p in history if "pages" in p), key=lambda p: (p["pages"], p.get("update", 0)))
     panels: list[tuple[str, list[tuple[str, str, str]], tuple[float, float] | None]] = [
         (title, [(key, title, color)], rng) for key, title, color, rng in _SERIES
+        if key != "queue" or any(p.get("queue") is not None for p in pts)
     ]
     quality = [(k, name, color) for k, name, color in (("q", "Q", "#b07aa1"), ("fstar", "F*", "#f28e2b"))
                if any(p.get(k) is not None for p in pts)]

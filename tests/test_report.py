@@ -66,6 +66,9 @@ def test_curve_panels_and_quality_panel_only_with_quality(crawl):
     assert history and history[-1]["classes"] == len(doc["classes"])
     ns = {"s": "http://www.w3.org/2000/svg"}
     svg = etree.fromstring(curve_svg(history).encode())
+    assert [g.get("data-series") for g in svg.findall(".//s:g[@class='panel']", ns)] == ["classes", "mdl"]
+    history = [dict(p, queue=10 * p["update"]) for p in history]  # points may carry the queue size
+    svg = etree.fromstring(curve_svg(history).encode())
     assert [g.get("data-series") for g in svg.findall(".//s:g[@class='panel']", ns)] == ["classes", "mdl", "queue"]
     with_q = [dict(p, q=0.5, fstar=0.9) for p in history]
     svg = etree.fromstring(curve_svg(with_q).encode())
