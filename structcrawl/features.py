@@ -39,6 +39,26 @@ _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=Tr
 # "pub_methods_classgeos_1_1geom_1_1Point" -> "pub_methods_classgeos_*".
 _VARYING_TOKEN = re.compile(r"(?<![^\-_])[^\-_]*\d.*")
 _LINK_TAGS = ("a", "area")
+# Tags that are XPath name tests.  libxml2 keeps any tag name it meets
+# (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
+# evaluate, so such elements are renamed (bad characters -> ``_``) before paths are taken.
+_XPATH_NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
+_BAD_NAME_CHARS = re.compile(r"[^\w.\-]")
+_TAGS_OK: set[str] = set()
+
+
+def _xpath_safe_tag(el: etree._Element) -> str:
+    """``el.tag``, after renaming the element when its tag is not an XPath name test."""
+    tag = el.tag
+    if _XPATH_NAME.match(tag):
+        if len(_TAGS_OK) < 4096:
+            _TAGS_OK.add(tag)
+        return tag
+    tag = _BAD_NAME_CHARS.sub("_", tag)
+    if not _XPATH_NAME.match(tag):
+        tag = "_" + tag
+    el.tag = tag
+    return tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +201,14 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
         base = normalize_url(base_el.get("href", ""), url) or url
 
     # One pass over the elements: tag path and collection path of each from its parent's.
-    tag_path: dict[etree._Element, str] = {root: root.tag}
-    coll_path: dict[etree._Element, str] = {root: _step(root.tag, root.get("id"), root.get("class"))}
+    root_tag = root.tag if root.tag in _TAGS_OK else _xpath_safe_tag(root)
+    tag_path: dict[etree._Element, str] = {root: root_tag}
+    coll_path: dict[etree._Element, str] = {root: _step(root_tag, root.get("id"), root.get("class"))}
     anchors: list[etree._Element] = []
     for el in root.iterdescendants(etree.Element):
         tag = el.tag
+        if tag not in _TAGS_OK:
+            tag = _xpath_safe_tag(el)
         parent = el.getparent()
         tag_path[el] = tag_path[parent] + "/" + tag
         coll_path[el] = coll_path[parent] + "/" + _step(tag, el.get("id"), el.get("class"))
