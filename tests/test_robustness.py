@@ -1,0 +1,231 @@
+"""Issue #8: a crawl of the hostile demo site (``structcrawl.demo.hostile``) over real loopback HTTP.
+
+One crawl of the small demo site plus its ``/hostile/`` pages runs in a
+subprocess (module fixture); each test checks one family of cases on the
+server's access log, the Scrapy/structcrawl stats in the crawl log, and the
+model written at close.  Tight limits keep it fast: DOWNLOAD_TIMEOUT=2,
+RETRY_TIMES=1, DOWNLOAD_MAXSIZE=5 MB, DOWNLOAD_WARNSIZE=1 MB, at most 800 pages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+from collections import Counter
+from urllib.parse import unquote
+
+import pytest
+
+from structcrawl.demo.hostile import HostileSite, start_in_thread
+from structcrawl.demo.site import DemoSite
+
+PYTHON = sys.executable
+MAX_PAGES = 800
+SETTINGS = ["-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0", "-s", "DOWNLOAD_TIMEOUT=2",
+            "-s", "RETRY_TIMES=1", "-s", f"DOWNLOAD_MAXSIZE={5 << 20}", "-s", f"DOWNLOAD_WARNSIZE={1 << 20}"]
+
+
+class Log:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entries: list[tuple[str, str, int]] = []
+
+    def __call__(self, method: str, path: str, status: int) -> None:
+        with self.lock:
+            self.entries.append((method, path, status))
+
+
+class Crawl:
+    def __init__(self, res, model, entries, base) -> None:
+        self.res, self.model, self.entries, self.base = res, model, entries, base
+        self.log = res.stderr
+        self.paths = Counter(unquote(p) for _m, p, _s in entries)
+        self.failed = {k: int(v) for k, v in re.findall(r"'structcrawl/failed/([^']+)': (\d+)", self.log)}
+
+    def hits(self, prefix: str) -> int:
+        return sum(n for p, n in self.paths.items() if p.startswith(prefix))
+
+    def stat(self, name: str):
+        m = re.search(rf"'{re.escape(name)}': ([^,\n]+)", self.log)
+        return None if m is None else eval(m.group(1))  # noqa: S307 - Scrapy's stats dump
+
+
+def _crawl(site: HostileSite | DemoSite, tmp, *extra: str) -> Crawl:
+    log = Log()
+    if isinstance(site, HostileSite):
+        server, base = start_in_thread(site, access_log=log)
+    else:
+        from structcrawl.demo.server import start_in_thread as start_demo
+
+        server, base = start_demo(site, access_log=log)
+    try:
+        res = subprocess.run([PYTHON, "-m", "structcrawl", "crawl", base + "/", "-o", "m.json", "--members",
+                              "--max-pages", str(MAX_PAGES), *SETTINGS, *extra],
+                             cwd=str(tmp), capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert res.returncode == 0, res.stderr[-3000:]
+    model = json.loads((tmp / "m.json").read_text(encoding="utf-8"))
+    with log.lock:
+        return Crawl(res, model, list(log.entries), base)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    return _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    return _crawl(DemoSite(pages=150, seed=1), tmp_path_factory.mktemp("clean"))
+
+
+def _truth_classes(crawl: Crawl, site: DemoSite) -> set[frozenset[str]]:
+    """The demo truth classes each model class holds (classes of /hostile/ pages left out)."""
+    truth = {crawl.base + p: c for p, c in site.truth()}
+    found = set()
+    for cls in crawl.model["classes"]:
+        names = frozenset(truth[u] for u in cls["members"] if u in truth)
+        if names:
+            found.add(names)
+    return found
+
+
+# -- the crawl carries on, with the model intact ---------------------------------
+
+
+def test_the_crawl_completes_and_writes_the_model(hostile):
+    assert hostile.model["crawl"]["stop_reason"] in ("model_stable", "finished", "max_pages")
+    assert hostile.model["crawl"]["pages_modelled"] > 100
+    assert "lost" not in hostile.failed  # every request accounted for: failed batches completed their model step
+    assert "Traceback" not in hostile.log and "Unhandled error" not in hostile.log
+    assert hostile.stat("structcrawl/model_updates") == hostile.model["crawl"]["model_updates"]
+
+
+def test_hostile_crawl_finds_the_clean_classes(hostile, clean):
+    site = DemoSite(pages=150, seed=1)
+    want = _truth_classes(clean, site)
+    got = _truth_classes(hostile, site)
+    assert {n for s in want for n in s} == {c for _p, c in site.truth()}
+    assert got == want
+
+
+# -- non-HTML ----------------------------------------------------------------------
+
+
+def test_non_html_is_recorded_and_skipped_never_parsed(hostile):
+    for path in ("doc.pdf", "img.png", "data.json", "plain.txt", "blob"):
+        assert hostile.paths[f"/hostile/{path}"] == 1
+        assert re.search(rf"Skipped non-HTML page \S+/hostile/{re.escape(path)} \(Content-Type: ", hostile.log)
+    assert hostile.failed["non_html"] >= 5
+    assert not hostile.hits("/hostile/never-")  # hrefs inside JSON and text are not links
+    members = {u for c in hostile.model["classes"] for u in c["members"]}
+    assert not {u for u in members if re.search(r"/hostile/(doc\.pdf|img\.png|data\.json|plain\.txt|blob)$", u)}
+
+
+@pytest.mark.xfail(strict=True, reason="spider: _is_html trusts Content-Type; HTML served as text/plain is skipped "
+                   "instead of being recognised by sniffing (needs body sniffing for text/plain and unknown types)")
+def test_html_with_a_wrong_content_type_is_sniffed(hostile):
+    assert hostile.paths["/hostile/sniffed"] == 1
+
+
+# -- broken markup and encodings ----------------------------------------------------
+
+
+def test_broken_markup_is_modelled_and_its_links_followed(hostile):
+    members = {u.replace(hostile.base, "") for c in hostile.model["classes"] for u in c["members"]}
+    for path in ("unclosed", "deep", "nul", "latin1-lie", "bom", "meta-lie", "frameset", "empty-body"):
+        assert hostile.paths[f"/hostile/{path}"] == 1
+        assert f"/hostile/{path}" in members, path
+    assert hostile.paths["/hostile/u1"] == 1 and hostile.paths["/hostile/u2"] == 1  # unclosed <li><a>
+    assert hostile.paths["/hostile/n1"] == 1  # NUL bytes dropped, also inside an href
+    assert hostile.paths["/hostile/zero"] == 1  # 0-byte 200: fetched, modelled as an empty page or failed
+    assert ("/hostile/zero" in members) or hostile.failed
+
+
+# -- size limits --------------------------------------------------------------------
+
+
+def test_download_maxsize_and_warnsize_are_honoured(hostile):
+    assert hostile.paths["/hostile/big"] == 1
+    assert re.search(r"larger than download max size \(5242880\) in request <GET \S+/hostile/big>", hostile.log)
+    assert re.search(r"larger than download warn size \(1048576\) in request <GET \S+/hostile/many-links>", hostile.log)
+    assert hostile.failed.get("DownloadCancelledError", 0) >= 1
+
+
+def test_compression_bomb_is_cut_off(hostile):
+    assert hostile.paths["/hostile/bomb"] == 1
+    assert re.search(r"Ignored response <200 \S+/hostile/bomb> because its body .* exceeded DOWNLOAD_MAXSIZE",
+                     hostile.log)
+
+
+def test_a_page_with_100000_links_is_bounded_work(hostile):
+    assert hostile.paths["/hostile/many-links"] == 1
+    members = {u for c in hostile.model["classes"] for u in c["members"]}
+    assert hostile.base + "/hostile/many-links" in members
+    assert hostile.hits("/hostile/ml/") <= 30  # a collection of 404s is emptied as a trap
+
+
+# -- HTTP -----------------------------------------------------------------------------
+
+
+def test_redirect_chains_loops_and_meta_refresh(hostile):
+    for n in range(6):
+        assert hostile.paths[f"/hostile/chain/{n}"] == 1
+    assert hostile.paths["/about"] >= 1
+    assert 1 <= hostile.paths["/hostile/loop-a"] <= 11 and hostile.paths["/hostile/loop-b"] <= 11
+    assert hostile.paths["/hostile/rel-redirect"] == 1 and hostile.paths["/contact"] == 1  # Location: ../contact
+    assert hostile.paths["/hostile/meta-refresh"] == 1
+    assert hostile.stat("structcrawl/redirects") >= 3
+
+
+def test_http_errors_timeouts_and_resets_are_retried_then_failed(hostile):
+    assert hostile.paths["/hostile/e404"] == 1 and hostile.paths["/hostile/e410"] == 1  # not retried
+    assert hostile.failed["http_404"] >= 1 and hostile.failed["http_410"] == 1
+    for path in ("e500", "e503", "slow", "reset"):  # RETRY_TIMES=1: two attempts each
+        assert hostile.paths[f"/hostile/{path}"] == 2, path
+        assert re.search(rf"Gave up retrying <GET \S+/hostile/{path}> \(failed 2 times\)", hostile.log), path
+    assert hostile.failed["http_500"] == 1 and hostile.failed["http_503"] == 1
+    assert hostile.failed["DownloadTimeoutError"] == 1
+    assert hostile.failed["ResponseDataLossError"] == 1
+
+
+# -- spider traps -------------------------------------------------------------------------
+
+
+def test_traps_do_not_flood_the_model(hostile):
+    trap_only = [c for c in hostile.model["classes"]
+                 if all(u.replace(hostile.base, "").startswith(("/hostile/cal", "/hostile/s/", "/hostile/grow",
+                                                                 "/hostile/self")) for u in c["members"])]
+    assert len(trap_only) <= 4
+
+
+def test_self_links_and_calendar_are_contained(hostile):
+    assert hostile.hits("/hostile/self") <= 30
+    assert hostile.hits("/hostile/cal") <= 30
+
+
+@pytest.mark.xfail(strict=True, reason="core/spider: no per-path cap, no URL-length limit; session ids in the path "
+                   "(/s/<id>/page) and ever-growing query strings are fetched until max_pages")
+def test_session_paths_and_growing_queries_are_contained(hostile):
+    assert hostile.hits("/hostile/s/") <= 50
+    assert hostile.hits("/hostile/grow") <= 50
+    assert hostile.model["crawl"]["stop_reason"] != "max_pages"
+
+
+# -- links and scope -----------------------------------------------------------------------
+
+
+def test_links_are_resolved_and_only_http_in_scope_fetched(hostile):
+    for path in ("/hostile/protocol-relative", "/hostile/upper-scheme", "/hostile/dotted", "/hostile/white space",
+                 "/hostile/entity?a=1&b=2", "/hostile/based/sub/page", "/hostile/based/up"):
+        assert hostile.paths[path] == 1, path
+    assert hostile.paths["/hostile/links"] == 1  # '#frag' is the same page
+    for bad in ("ftp", "idn", "other-host", "/etc/passwd", "alert", "/x"):
+        assert not [p for p in hostile.paths if p.endswith(bad)], bad
+    assert not hostile.hits("/cart")  # robots.txt obeyed by default
+    assert hostile.paths["/robots.txt"] == 1
