@@ -25,6 +25,11 @@ def _cmd_demo_site(args: argparse.Namespace) -> int:
             n = site.write_truth(fh, base_url=args.base_url)
         print(f"wrote {n} pages of truth to {args.write_truth}", file=sys.stderr)
         return 0
+    if getattr(args, "hostile", False):
+        from structcrawl.demo import hostile
+
+        hostile.serve(hostile.HostileSite(site), host=args.host, port=args.port)
+        return 0
     serve(site, host=args.host, port=args.port)
     return 0
 
@@ -190,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pages", type=int, default=3000, help="approximate number of pages (default 3000)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     p.add_argument("--write-truth", metavar="FILE", help="write url,class CSV for every page and exit")
+    p.add_argument(
+        "--hostile",
+        action="store_true",
+        help="also serve /hostile/ pages linked from the home page: non-HTML, broken markup, huge pages, "
+        "redirect loops, errors, timeouts, resets, spider traps, odd links (structcrawl.demo.hostile)",
+    )
     p.add_argument(
         "--base-url",
         default="",

@@ -229,3 +229,31 @@ def test_links_are_resolved_and_only_http_in_scope_fetched(hostile):
         assert not [p for p in hostile.paths if p.endswith(bad)], bad
     assert not hostile.hits("/cart")  # robots.txt obeyed by default
     assert hostile.paths["/robots.txt"] == 1
+
+
+def test_demo_site_hostile_switch(tmp_path):
+    """``structcrawl demo-site --hostile`` serves the hostile pages; polled with a deadline, then stopped."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([PYTHON, "-m", "structcrawl", "demo-site", "--hostile", "--pages", "100", "--port", str(port)],
+                            cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        home = None
+        while home is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                home = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
+            except OSError:
+                time.sleep(0.05)
+        assert home is not None, "demo-site --hostile did not answer"
+        assert b'<div id="hostile">' in home and b'href="/hostile/cal?month=1"' in home
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/hostile/doc.pdf", timeout=5) as resp:
+            assert resp.headers["Content-Type"] == "application/pdf"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
