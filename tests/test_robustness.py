@@ -127,8 +127,6 @@ def test_non_html_is_recorded_and_skipped_never_parsed(hostile):
     assert not {u for u in members if re.search(r"/hostile/(doc\.pdf|img\.png|data\.json|plain\.txt|blob)$", u)}
 
 
-@pytest.mark.xfail(strict=True, reason="spider: _is_html trusts Content-Type; HTML served as text/plain is skipped "
-                   "instead of being recognised by sniffing (needs body sniffing for text/plain and unknown types)")
 def test_html_with_a_wrong_content_type_is_sniffed(hostile):
     assert hostile.paths["/hostile/sniffed"] == 1
 

@@ -927,13 +927,22 @@ class StructureSpider(scrapy.Spider):
         )
 
 
+_SNIFFED_TYPES = (b"", b"text/plain", b"application/octet-stream", b"binary/octet-stream")
+_HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<frameset")
+
+
 def _is_html(response: Response) -> bool:
+    """HTML by Content-Type, or — when the type says nothing useful (none, text/plain,
+    octet-stream) — by the first bytes of the body (WHATWG-style sniffing)."""
     if isinstance(response, HtmlResponse):
         return True
-    if not isinstance(response, TextResponse):
+    ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
+    if b"html" in ctype:
+        return True
+    if ctype not in _SNIFFED_TYPES:
         return False
-    ctype = response.headers.get(b"Content-Type", b"").lower()
-    return b"html" in ctype
+    head = response.body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith(_HTML_STARTS)
 
 
 def _utc_now() -> str:
