@@ -114,11 +114,21 @@ def run_structure_crawl(
 
     process = CrawlerProcess(scrapy_settings)
     crawler = process.create_crawler(StructureSpider)
-    process.crawl(crawler, **spider_args)
+    failures: list[Any] = []
+    # errors while the crawl starts (a bad setting, a store that cannot be opened) end the
+    # Deferred; taking them here keeps Twisted from printing "Unhandled error in Deferred"
+    process.crawl(crawler, **spider_args).addErrback(failures.append)
     try:
         process.start()
     except StoreStartError as exc:  # locked or finished job, schema version … (already logged)
         raise CrawlError(exc.message) from None
+    if failures:
+        exc = failures[0].value
+        if isinstance(exc, StoreStartError):
+            raise CrawlError(exc.message) from None
+        if isinstance(exc, ValueError):
+            raise CrawlError(str(exc)) from None
+        failures[0].raiseException()
     stats: dict[str, Any] = {}
     if getattr(crawler, "_stats", None) is not None or getattr(crawler, "spider", None) is not None:
         try:

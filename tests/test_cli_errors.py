@@ -74,8 +74,6 @@ def test_unknown_strategy_option(tmp_path):
     assert "invalid choice: 'bogus'" in res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="spider: StructureSpider._configure raises ValueError for a bad "
-                   "STRUCTCRAWL_STRATEGY setting; Scrapy prints the traceback (needs a clean CrawlError/one line)")
 def test_unknown_strategy_setting(tmp_path):
     res = run(["crawl", f"http://127.0.0.1:{closed_port()}/", "-s", "STRUCTCRAWL_STRATEGY=bogus", *QUIET], tmp_path)
     assert_one_error(res, "strategy must be one of densest, sparsest")
@@ -89,8 +87,6 @@ def test_export_with_a_database_that_cannot_be_opened(tmp_path, db, message):
     assert_one_error(run(["export", "--db", db], tmp_path), message)
 
 
-@pytest.mark.xfail(strict=True, reason="spider: StoreStartError from StructureSpider._open_store escapes "
-                   "Crawler.crawl and Twisted logs 'Unhandled error in Deferred' with a traceback after the one-line error")
 @pytest.mark.parametrize("db", ["sqlite:////nonexistent-dir/x/y.db", "bogus://x"])
 def test_crawl_with_a_database_that_cannot_be_opened(tmp_path, db):
     res = run(["crawl", f"http://127.0.0.1:{closed_port()}/", "--db", db, *QUIET], tmp_path)
