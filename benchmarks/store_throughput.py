@@ -190,6 +190,8 @@ def main() -> None:
     for kind, r in best.items():
         if kind != "none":
             print(f"{kind}: enqueue max {r.get('structcrawl/store_enqueue_ms_max', 0):.3f} ms, "
+                  f"writer busy {r.get('structcrawl/store_txn_total_s', 0):.1f} s, "
+                  f"paused top-ups {r.get('structcrawl/store_paused', 0)}, "
                   f"close (final flush) {r.get('structcrawl/store_close_s', 0):.2f} s, "
                   f"{r.get('structcrawl/store_rows', 0)} rows, reason {r['reason']}, "
                   f"{r['modelled']} modelled, {r['classes']} classes")

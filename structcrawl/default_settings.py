@@ -106,6 +106,10 @@ STRUCTCRAWL_DB = None
 STRUCTCRAWL_DB_LOCK_TIMEOUT = 60.0
 #: Seconds between heartbeats of an idle crawl (every write refreshes it too).
 STRUCTCRAWL_DB_HEARTBEAT = 10.0
+#: Most operations (about two per batch) queued for the store's writer thread:
+#: beyond it no new batch is handed out until the writer catches up, so a slow
+#: database bounds memory instead of letting the queue grow.
+STRUCTCRAWL_DB_MAX_BACKLOG = 1000
 
 #: Every STRUCTCRAWL_* setting with its default, for code that reads settings
 #: that may not come from this module.

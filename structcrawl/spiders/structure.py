@@ -80,7 +80,9 @@ Stats (Scrapy's stats collector)
 ``/store_enqueue_ms_max`` (reactor-thread time in the store's calls),
 ``/store_transactions``, ``/store_rows``, ``/store_txn_max_ms``,
 ``/store_txn_total_s``, ``/store_backlog_max`` (operations queued for the
-writer), ``/store_close_s`` (the final flush), ``/store_error``; on a resume
+writer), ``/store_paused`` (top-ups skipped because more than
+STRUCTCRAWL_DB_MAX_BACKLOG operations were queued), ``/store_close_s`` (the
+final flush), ``/store_error``; on a resume
 ``/resumed_batches``, ``/resumed_pages``, ``/resume_s`` and
 ``/reissued_batches`` (in flight when the last run stopped).  ``structcrawl.extensions.StructureLogStats`` logs
 a progress line from them every STRUCTCRAWL_LOGSTATS_INTERVAL seconds.
@@ -353,6 +355,7 @@ class StructureSpider(scrapy.Spider):
         self._store_ms_max = 0.0
         self._idle_noted: int | None = None
         self._resume_stats: dict[str, Any] = {}
+        self.store_backlog = int(s("STRUCTCRAWL_DB_MAX_BACKLOG"))
         db = self.settings.get("STRUCTCRAWL_DB")
         if db:
             self._open_store(str(db))
@@ -577,6 +580,11 @@ class StructureSpider(scrapy.Spider):
         assert self.explorer is not None
         engine = self.crawler.engine
         popped = False
+        if self.writer is not None and self.writer.backlog > self.store_backlog:
+            # the store's writer is behind: hand out nothing more until it catches up
+            # (bounded memory); the next step or the idle signal tops up again
+            self.stats.inc_value("structcrawl/store_paused")
+            return
         while self._uncompleted < self.max_inflight and self._budget_left():
             batch = self.explorer.next_batch()
             if batch is None:
@@ -843,6 +851,10 @@ class StructureSpider(scrapy.Spider):
         """Nothing left in Scrapy: top up, or let the spider close (``finished``)."""
         if self._closing:
             return
+        if self.writer is not None and self.writer.backlog > self.store_backlog:
+            # idle only because the store's writer is behind: nothing is in flight,
+            # so waiting for it here stalls no download
+            self.writer.flush(timeout=300)
         if self._outstanding:
             # Nothing is scheduled, downloading or being parsed, so these URLs
             # will never come back (a component dropped them silently).

@@ -265,6 +265,7 @@ def make_engine(url: str) -> Engine:
             cur.execute("PRAGMA journal_mode=WAL")  # readers (export, jobs) never block the writer
             cur.execute("PRAGMA synchronous=NORMAL")  # a process crash loses nothing committed
             cur.execute("PRAGMA busy_timeout=60000")
+            cur.execute("PRAGMA cache_size=-65536")  # 64 MiB: index inserts of a large job stay in memory
             cur.close()
 
     return engine
