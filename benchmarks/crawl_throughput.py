@@ -1,6 +1,6 @@
 """Crawl throughput: the structure spider against a plain Scrapy CrawlSpider, same site, same run.
 
-    python benchmarks/crawl_throughput.py [--pages 30000] [--seed 0] [--rounds 1] [-s NAME=VALUE ...]
+    python benchmarks/crawl_throughput.py [--pages 30000] [--seed 0] [--rounds 1] [--stable-only] [-s NAME=VALUE ...]
 
 Serves the demo site (``--pages`` pages) on a free loopback port in this
 process, then runs, each in its own subprocess (one Twisted reactor per
@@ -12,12 +12,14 @@ robots.txt, log level):
     (``LinkExtractor()``, ``allowed_domains`` = the demo host);
 (b) ``exhaust``: the ``structure`` spider with ``stop=exhaust`` (it models
     every page it fetches and runs until its frontier is empty);
-(c) ``stable``: the ``structure`` spider with ``stop=stable``.
+(c) ``stable``: the ``structure`` spider with ``stop=stable``, once per
+    strategy (densest, sparsest).
 
 and prints pages/s of (a) and (b) (responses received / Scrapy's
 ``elapsed_time_seconds``), the ratio b/a (goal ≥ 0.85), and for (c) the pages
-fetched and the wall time to the stop.  With ``--rounds N`` (a) and (b)
-alternate N times and the best rate of each is kept.
+fetched, the wall time to the stop and the peak RSS of the crawl process.
+With ``--rounds N`` (a) and (b) alternate N times and the best rate of each is
+kept; ``--stable-only`` runs (c) alone.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _child(kind: str, url: str, out: str, overrides: list[str]) -> None:
+    import resource
+
     from scrapy.crawler import CrawlerProcess
     from scrapy.linkextractors import LinkExtractor
     from scrapy.spiders import CrawlSpider, Rule
@@ -65,7 +69,8 @@ def _child(kind: str, url: str, out: str, overrides: list[str]) -> None:
         process.crawl(crawler)
     else:
         crawler = process.create_crawler(StructureSpider)
-        process.crawl(crawler, start_url=url, stop=kind)
+        stop, _, strategy = kind.partition("-")
+        process.crawl(crawler, start_url=url, stop=stop, strategy=strategy or "densest")
     wall0 = time.perf_counter()
     process.start()
     wall = time.perf_counter() - wall0
@@ -79,6 +84,7 @@ def _child(kind: str, url: str, out: str, overrides: list[str]) -> None:
         "modelled": stats.get("structcrawl/pages_modelled"),
         "classes": stats.get("structcrawl/classes"),
         "step_total_s": stats.get("structcrawl/model_step_total_s"),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }
     with open(out, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
@@ -102,6 +108,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=30000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--stable-only", action="store_true", help="only the stop=stable runs (c)")
     ap.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
@@ -120,10 +127,10 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="structcrawl-bench-") as workdir:
             plain, exhaust = [], []
-            for _ in range(args.rounds):
+            for _ in range(0 if args.stable_only else args.rounds):
                 plain.append(_run("plain", url, workdir, args.set))
                 exhaust.append(_run("exhaust", url, workdir, args.set))
-            stable = _run("stable", url, workdir, args.set)
+            stable = {s: _run(f"stable-{s}", url, workdir, args.set) for s in ("densest", "sparsest")}
     finally:
         server.shutdown()
         server.server_close()
@@ -131,21 +138,25 @@ def main() -> None:
     def rate(r: dict) -> float:
         return r["responses"] / r["elapsed"] if r["elapsed"] else 0.0
 
-    a = max(plain, key=rate)
-    b = max(exhaust, key=rate)
     print(f"demo site: {len(site)} pages (seed {args.seed}), settings overrides: {args.set or 'none'}")
-    print(f"{'run':<34} {'responses':>9} {'seconds':>8} {'pages/s':>8}  close reason")
-    print(f"{'(a) CrawlSpider, every link':<34} {a['responses']:>9} {a['elapsed']:>8.1f} {rate(a):>8.1f}  {a['reason']}")
-    print(
-        f"{'(b) structure, stop=exhaust':<34} {b['responses']:>9} {b['elapsed']:>8.1f} {rate(b):>8.1f}  {b['reason']}"
-        f"  ({b['modelled']} modelled, {b['classes']} classes, model steps {b['step_total_s']:.1f} s)"
-    )
-    print(f"ratio b/a: {rate(b) / rate(a):.2f}  (goal >= 0.85)")
-    print(
-        f"(c) structure, stop=stable: {stable['responses']} pages fetched "
-        f"({stable['responses'] / len(site):.1%} of the site), {stable['wall']:.1f} s wall "
-        f"({stable['elapsed']:.1f} s in Scrapy), {stable['classes']} classes, close reason {stable['reason']}"
-    )
+    if plain:
+        a = max(plain, key=rate)
+        b = max(exhaust, key=rate)
+        print(f"{'run':<34} {'responses':>9} {'seconds':>8} {'pages/s':>8}  close reason")
+        print(f"{'(a) CrawlSpider, every link':<34} {a['responses']:>9} {a['elapsed']:>8.1f} {rate(a):>8.1f}  {a['reason']}")
+        print(
+            f"{'(b) structure, stop=exhaust':<34} {b['responses']:>9} {b['elapsed']:>8.1f} {rate(b):>8.1f}"
+            f"  {b['reason']}  ({b['modelled']} modelled, {b['classes']} classes,"
+            f" model steps {b['step_total_s']:.1f} s, peak RSS {b['rss_mb']:.0f} MB)"
+        )
+        print(f"ratio b/a: {rate(b) / rate(a):.2f}  (goal >= 0.85)")
+    for strategy, c in stable.items():
+        print(
+            f"(c) structure, stop=stable, {strategy}: {c['responses']} pages fetched "
+            f"({c['responses'] / len(site):.1%} of the site), {c['wall']:.1f} s wall "
+            f"({c['elapsed']:.1f} s in Scrapy), {c['classes']} classes, close reason {c['reason']}, "
+            f"peak RSS {c['rss_mb']:.0f} MB"
+        )
 
 
 if __name__ == "__main__":
