@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PYTHON = "/work/venv/bin/python" if Path("/work/venv/bin/python").exists() else sys.executable
+PYTHON = sys.executable
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -102,32 +102,22 @@ batches = Table(
     Column("completed_at", DateTime(timezone=True)),
 )
 
-urls = Table(
-    "sc_urls",
-    metadata,
-    Column("job_id", Integer, primary_key=True, autoincrement=False),
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("url", Text, nullable=False),
-    sqlite_with_rowid=False,
-)
 
-paths = Table(
-    "sc_paths",
-    metadata,
-    Column("job_id", Integer, primary_key=True, autoincrement=False),
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("path", Text, nullable=False),
-    sqlite_with_rowid=False,
-)
+def _strings(name: str, column: str) -> Table:
+    """A job's distinct strings of one kind; other tables refer to them by ``id``."""
+    return Table(
+        name,
+        metadata,
+        Column("job_id", Integer, primary_key=True, autoincrement=False),
+        Column("id", Integer, primary_key=True, autoincrement=False),
+        Column(column, Text, nullable=False),
+        sqlite_with_rowid=False,
+    )
 
-xpaths = Table(
-    "sc_xpaths",
-    metadata,
-    Column("job_id", Integer, primary_key=True, autoincrement=False),
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("xpath", Text, nullable=False),
-    sqlite_with_rowid=False,
-)
+
+urls = _strings("sc_urls", "url")
+paths = _strings("sc_paths", "path")  # link-collection paths
+xpaths = _strings("sc_xpaths", "xpath")  # exact link XPaths
 
 tagsets = Table(
     "sc_tagsets",
