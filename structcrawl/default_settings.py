@@ -28,6 +28,10 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 8
 #: page is then recorded as failed), warn above 4 MiB.
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+#: Longer URLs are not fetched (Scrapy's default, spelled out): the structure
+#: spider applies it to every URL the frontier hands out (``failed/url_too_long``);
+#: Scrapy's own UrlLengthMiddleware only sees requests returned by callbacks.
+URLLENGTH_LIMIT = 2083
 LOG_LEVEL = "INFO"
 #: No code-execution back doors into a crawler that talks to arbitrary sites
 #: (Scrapy's telnet console and remote-control HTTP server); turn them on
@@ -84,6 +88,15 @@ STRUCTCRAWL_ALLOWED_DOMAINS = []
 #: 2 × CONCURRENT_REQUESTS.  Larger keeps the downloader busier; smaller makes
 #: the frontier's choices follow the model more closely.
 STRUCTCRAWL_MAX_INFLIGHT = 0
+
+#: Spider traps (``structcrawl.traps``): once this many pages of one URL shape
+#: (host, path with digit-holding segments generalised, query keys) each linked
+#: to fresh URLs of that shape, and no URL of it was linked from two pages, the
+#: URLs of that shape found only on such pages are not fetched
+#: (``failed/trap``).  Session ids in the path, ever-growing query strings and
+#: pages linking to themselves with a fresh parameter end there; pagers,
+#: related-item links and menus link URLs twice and never do.  0 switches it off.
+STRUCTCRAWL_TRAP_PAGES = 10
 
 #: Seconds between the periodic "Structure: …" log lines (0 disables them).
 STRUCTCRAWL_LOGSTATS_INTERVAL = 60.0

@@ -49,7 +49,7 @@ class Crawl:
         return sum(n for p, n in self.paths.items() if p.startswith(prefix))
 
     def stat(self, name: str):
-        m = re.search(rf"'{re.escape(name)}': ([^,\n]+)", self.log)
+        m = re.search(rf"'{re.escape(name)}': ([^,\n}}]+)", self.log)
         return None if m is None else eval(m.group(1))  # noqa: S307 - Scrapy's stats dump
 
 
@@ -207,12 +207,44 @@ def test_self_links_and_calendar_are_contained(hostile):
     assert hostile.hits("/hostile/cal") <= 30
 
 
-@pytest.mark.xfail(strict=True, reason="core/spider: no per-path cap, no URL-length limit; session ids in the path "
-                   "(/s/<id>/page) and ever-growing query strings are fetched until max_pages")
 def test_session_paths_and_growing_queries_are_contained(hostile):
     assert hostile.hits("/hostile/s/") <= 50
     assert hostile.hits("/hostile/grow") <= 50
     assert hostile.model["crawl"]["stop_reason"] != "max_pages"
+
+
+def test_traps_are_found_by_rule_and_logged(hostile):
+    shapes = [m for m in re.findall(r"Spider trap: 10 pages of URL shape (\S+) ", hostile.log)]
+    host = hostile.base.split("//", 1)[1]
+    assert {s.replace(host, "") for s in shapes} >= {"/hostile/s/*/page", "/hostile/grow?q", "/hostile/self?r"}
+    assert re.search(r"Spider trap: 10 pages in a row each an echo .*/hostile/cal\?month=", hostile.log)
+    assert hostile.failed["trap"] >= 1
+    assert hostile.stat("structcrawl/trap_shapes") == len(shapes)
+    # refused URLs never reach the network, nor the max_pages budget
+    assert hostile.stat("structcrawl/pages_refused") >= hostile.failed["trap"]
+
+
+def test_url_length_limit(hostile):
+    assert hostile.paths["/hostile/long"] == 1
+    assert not hostile.hits("/hostile/too-long")
+    assert hostile.failed["url_too_long"] == 1
+
+
+def test_traps_are_contained_whatever_the_priorities(tmp_path):
+    """sparsest-first and stop=exhaust: nothing but the rules stops the traps, and the crawl ends."""
+    crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "--strategy", "sparsest",
+                   "--stop", "exhaust")
+    assert crawl.model["crawl"]["stop_reason"] == "finished"
+    site = DemoSite(pages=150, seed=1)
+    assert {crawl.base + p for p, _c in site.truth()} <= {u for c in crawl.model["classes"] for u in c["members"]}
+    for prefix in ("/hostile/s/", "/hostile/grow", "/hostile/self", "/hostile/cal"):
+        assert crawl.hits(prefix) <= 50, prefix
+
+
+def test_traps_switched_off_run_to_the_page_ceiling(tmp_path):
+    crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "-s", "STRUCTCRAWL_TRAP_PAGES=0")
+    assert crawl.model["crawl"]["stop_reason"] == "max_pages"
+    assert "trap" not in crawl.failed
 
 
 # -- links and scope -----------------------------------------------------------------------

@@ -19,7 +19,8 @@ page is served unchanged except the home page, which gains one extra link list
   drops the connection);
 * traps: ``cal?month=N`` (an endless calendar), ``s/SESSION/page`` (a fresh
   session id in the path on every page), ``grow?q=a…`` (an ever-growing query),
-  ``self?r=N`` (links to itself with a fresh parameter);
+  ``self?r=N`` (links to itself with a fresh parameter), ``long`` (links to a
+  URL of 3,000 characters);
 * links: ``links`` (``javascript:``, ``mailto:``, ``tel:``, ``data:``,
   ``file:``, ``ftp:``, protocol-relative, upper-case scheme, IDN and off-site
   hosts, ``..`` segments, whitespace and entities in hrefs), ``based/``
@@ -51,7 +52,7 @@ ENTRIES = [
     "unclosed", "deep", "nul", "frameset", "empty-body", "zero", "latin1-lie", "bom", "meta-lie",
     "big", "bomb", "many-links",
     "chain/5", "loop-a", "rel-redirect", "meta-refresh", "e404", "e410", "e500", "e503", "slow", "reset",
-    "cal?month=1", "s/A1B2C3D4E5/page", "grow?q=a", "self?r=0",
+    "cal?month=1", "s/A1B2C3D4E5/page", "grow?q=a", "self?r=0", "long",
     "links", "based/",
 ]
 TRAP_PREFIXES = ("/hostile/cal", "/hostile/s/", "/hostile/grow", "/hostile/self")
@@ -173,6 +174,8 @@ class HostileSite:
             return ok(_page("grow", [f"/hostile/grow?q={q}a", f"/hostile/grow?q={q}b"]))
         if path == "self":
             return ok(_page("self", [f"/hostile/self?r={self._fresh()}"]))
+        if path == "long":
+            return ok(_page("long", ["/hostile/too-long?q=" + "x" * 3000]))
         if path == "links":
             hrefs = ["javascript:alert(1)", "mailto:a@b.example", "tel:+100", "data:text/html,<a href=/x>",
                      "file:///etc/passwd", "ftp://127.0.0.1/hostile/ftp", "//127.0.0.1:{port}/hostile/protocol-relative",

@@ -121,6 +121,7 @@ from structcrawl.features import extract
 from structcrawl.frontier import STRATEGIES, Batch
 from structcrawl.model import Costs
 from structcrawl.stability import StabilityRule
+from structcrawl.traps import TrapDetector
 from structcrawl.urls import normalize_url
 
 logger = logging.getLogger(__name__)
@@ -356,6 +357,10 @@ class StructureSpider(scrapy.Spider):
         self._idle_noted: int | None = None
         self._resume_stats: dict[str, Any] = {}
         self.store_backlog = int(s("STRUCTCRAWL_DB_MAX_BACKLOG"))
+        # spider traps (structcrawl.traps), rebuilt from the replayed pages on a resume
+        self.traps = TrapDetector(_parse_int(s("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0))
+        # Scrapy's UrlLengthMiddleware only sees requests returned by callbacks, not engine.crawl()'s
+        self.max_url_length = self.settings.getint("URLLENGTH_LIMIT", 2083)
         db = self.settings.get("STRUCTCRAWL_DB")
         if db:
             self._open_store(str(db))
@@ -433,6 +438,9 @@ class StructureSpider(scrapy.Spider):
             "structcrawl/resume_s": round(elapsed, 3),
             "structcrawl/reissued_batches": session.dropped_in_flight,
         }
+        if self.traps.traps or self.traps.echo_chains:
+            self._resume_stats["structcrawl/trap_shapes"] = len(self.traps.traps)
+            self._resume_stats["structcrawl/trap_echo_chains"] = self.traps.echo_chains
         if result.stable_at_pages is not None:
             self._stable_logged = True
             self._resume_stats.update({
@@ -452,6 +460,32 @@ class StructureSpider(scrapy.Spider):
     def _replayed_step(self, stored: Any, report: Any) -> None:
         if self.samples is not None:
             self.samples.keep(stored.pages, self.explorer.model.page_class)
+        self._observe_traps(stored.pages, log=False)
+
+    def _observe_traps(self, pages: list[Any], log: bool = True) -> None:
+        """The pages of a model step, in step order, to the trap detector."""
+        traps = self.traps
+        if not traps.pages:
+            return
+        for feats in pages:
+            found = traps.observe(feats)
+            if found is None:
+                continue
+            self.stats.set_value("structcrawl/trap_shapes", len(traps.traps))
+            self.stats.set_value("structcrawl/trap_echo_chains", traps.echo_chains)
+            if not log:
+                continue
+            if found in traps.traps:
+                logger.warning(
+                    "Spider trap: %d pages of URL shape %s each linked to fresh URLs of that shape and none of "
+                    "them was linked twice; URLs of that shape found only on trap pages are not fetched",
+                    traps.pages, found,
+                )
+            else:
+                logger.warning(
+                    "Spider trap: %d pages in a row each an echo of the page that linked it (%s): the URLs "
+                    "first found there are not fetched", traps.pages, found,
+                )
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
         return {
@@ -560,16 +594,27 @@ class StructureSpider(scrapy.Spider):
         self._outstanding += n
         self.requested += n
         self.stats.inc_value("structcrawl/batches")
-        return [
-            scrapy.Request(
-                url,
-                callback=self.parse_page,
-                errback=self.page_failed,
-                priority=-seq,
-                meta={META_KEY: (seq, url)},
-            )
-            for url in batch.urls
-        ]
+        requests = []
+        for url in batch.urls:
+            why = self._refusal(url)
+            if why is None:
+                requests.append(scrapy.Request(url, callback=self.parse_page, errback=self.page_failed,
+                                               priority=-seq, meta={META_KEY: (seq, url)}))
+                continue
+            # never downloaded: failed at once, like a robots.txt refusal; _advance runs its step
+            logger.debug("Refused %s: %s", url, why)
+            self.refused += 1
+            self.stats.inc_value("structcrawl/pages_refused")
+            self._fail(state, url, why)
+        return requests
+
+    def _refusal(self, url: str) -> str | None:
+        """Why a URL the frontier handed out is not fetched (None: it is)."""
+        if self.max_url_length and len(url) > self.max_url_length:
+            return "url_too_long"
+        if self.traps.refuses(url):
+            return "trap"
+        return None
 
     def _budget_left(self) -> bool:
         """max_pages counts URLs that may reach the network: robots.txt/offsite refusals do not."""
@@ -641,6 +686,7 @@ class StructureSpider(scrapy.Spider):
         merges = len(explorer.merges)
         t0 = time.perf_counter()
         report = explorer.complete(state.batch, pages, failed)
+        self._observe_traps(pages)
         elapsed = time.perf_counter() - t0
         if self.writer is not None:
             self._store_step(state, merges)
