@@ -123,6 +123,11 @@ STRUCTCRAWL_DB_HEARTBEAT = 10.0
 #: beyond it no new batch is handed out until the writer catches up, so a slow
 #: database bounds memory instead of letting the queue grow.
 STRUCTCRAWL_DB_MAX_BACKLOG = 1000
+#: A transaction the database refuses (connection lost, disk or lock error) is
+#: retried this many times, 0.5 s after the first failure and doubling (15.5 s
+#: in all for 5); then the crawl closes with reason ``store_error`` and the job
+#: stays at its last commit: run the same command again to resume it.
+STRUCTCRAWL_DB_RETRIES = 5
 
 #: Every STRUCTCRAWL_* setting with its default, for code that reads settings
 #: that may not come from this module.

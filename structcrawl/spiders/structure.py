@@ -396,6 +396,7 @@ class StructureSpider(scrapy.Spider):
         from structcrawl.store.schema import redact
 
         s = self._setting
+        retries = _parse_int(s("STRUCTCRAWL_DB_RETRIES"), "STRUCTCRAWL_DB_RETRIES", 0)
         try:
             store = CrawlStore(db)
         except StoreError as exc:
@@ -404,6 +405,7 @@ class StructureSpider(scrapy.Spider):
             session = store.open(
                 self.job, self.start_url, self._store_parameters(), fresh=self.fresh,
                 stale_after=float(s("STRUCTCRAWL_DB_LOCK_TIMEOUT")), heartbeat=float(s("STRUCTCRAWL_DB_HEARTBEAT")),
+                retries=retries,
             )
         except StoreError as exc:
             store.dispose()
@@ -469,12 +471,10 @@ class StructureSpider(scrapy.Spider):
             return
         for feats in pages:
             found = traps.observe(feats)
-            if found is None:
+            if found is None or not log:  # a replay: its figures go into the resume stats
                 continue
             self.stats.set_value("structcrawl/trap_shapes", len(traps.traps))
             self.stats.set_value("structcrawl/trap_echo_chains", traps.echo_chains)
-            if not log:
-                continue
             if found in traps.traps:
                 logger.warning(
                     "Spider trap: %d pages of URL shape %s each linked to fresh URLs of that shape and none of "
@@ -513,6 +513,10 @@ class StructureSpider(scrapy.Spider):
         stats.set_value("structcrawl/store_enqueue_ms_total", round(self._store_ms_total, 3))
         stats.set_value("structcrawl/store_enqueue_ms_max", round(self._store_ms_max, 3))
         self.session.store.dispose()
+        if not ok:
+            from structcrawl.store.writer import one_line
+
+            stats.set_value("structcrawl/store_error", one_line(writer.error) if writer.error else "close timed out")
         if ok:
             logger.info(
                 "Job %r is %s (%s) in the crawl store: %d transactions, %d rows%s",
@@ -769,8 +773,10 @@ class StructureSpider(scrapy.Spider):
                 self.max_pages, self.requested, self.refused,
             )
         elif reason == "store_error":
-            self.stats.set_value("structcrawl/store_error", str(self.writer.error))
-            logger.error("Closing: the crawl store failed: %s", self.writer.error)
+            from structcrawl.store.writer import one_line
+
+            self.stats.set_value("structcrawl/store_error", one_line(self.writer.error))
+            logger.error("Closing: the crawl store failed: %s", one_line(self.writer.error))
         return reason
 
     def _close_now(self, reason: str) -> None:
