@@ -61,10 +61,16 @@ STRUCTCRAWL_BATCH_SIZE = 10
 #: ``stable``: close with reason ``model_stable`` once the stability rule fires;
 #: ``exhaust``: keep going until the frontier is empty (``-a stop=``).
 STRUCTCRAWL_STOP = "stable"
-#: Most pages requested by the spider (0: no limit); ``-a max_pages=``.  The
-#: crawl then closes with reason ``max_pages``.  Scrapy's
-#: CLOSESPIDER_PAGECOUNT works as well (reason ``closespider_pagecount``).
+#: Page ceiling: most pages requested by the spider over all runs of a job (0:
+#: no limit); ``-a max_pages=``.  A batch that would cross it is not fetched;
+#: the crawl closes with reason ``max_pages`` and the job stays resumable: run
+#: it again with a higher ceiling to go on.  Scrapy's CLOSESPIDER_PAGECOUNT
+#: works as well (responses of this run; reason ``closespider_pagecount``).
 STRUCTCRAWL_MAX_PAGES = 0
+#: Wall-time ceiling: Scrapy's, in seconds of this run (0: none; Scrapy's
+#: default, spelled out).  The crawl closes with reason ``closespider_timeout``,
+#: the model is written and the job stays resumable.
+CLOSESPIDER_TIMEOUT = 0
 #: Candidate-selection distance threshold (seed 001 footnote 5).
 STRUCTCRAWL_DT = 0.2
 #: MDL code weights, overrides of ``structcrawl.model.Costs`` fields

@@ -104,7 +104,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
@@ -339,6 +338,7 @@ class StructureSpider(scrapy.Spider):
         self._outstanding = 0  # popped URLs not yet accounted for
         self.requested = 0
         self.refused = 0  # requested URLs refused before any download (robots.txt, offsite)
+        self._at_ceiling = False  # a popped batch did not fit under max_pages
         self.fetched = 0
         self._closing = False
         self._stable_logged = False
@@ -584,12 +584,13 @@ class StructureSpider(scrapy.Spider):
             t0 = time.perf_counter()
             self.writer.issue(self._seq, batch.key, batch.urls, self.explorer.updates)
             self._stored(t0)
-        if self.max_pages:
-            room = self.max_pages - (self.requested - self.refused)
-            if len(batch.urls) > room:
-                batch = replace(batch, urls=batch.urls[: max(0, room)])
         seq = self._seq
         self._seq += 1
+        if self.max_pages and len(batch.urls) > self.max_pages - (self.requested - self.refused):
+            # over the page ceiling: not fetched, left in flight — a resume with a higher
+            # ceiling hands it out again (a cut batch would lose the rest of its URLs)
+            self._at_ceiling = True
+            return []
         state = _BatchState(seq, batch)
         self._batches[seq] = state
         self._order.append(seq)
@@ -622,7 +623,7 @@ class StructureSpider(scrapy.Spider):
 
     def _budget_left(self) -> bool:
         """max_pages counts URLs that may reach the network: robots.txt/offsite refusals do not."""
-        return not self.max_pages or self.requested - self.refused < self.max_pages
+        return not self.max_pages or (not self._at_ceiling and self.requested - self.refused < self.max_pages)
 
     def _top_up(self) -> None:
         """Pop batches while the in-flight budget allows; hand their requests to the engine."""
@@ -932,6 +933,9 @@ class StructureSpider(scrapy.Spider):
         if explorer is None:
             return
         self._set_progress_stats()
+        # also when no step ran in this run (a resume that closed at once)
+        stats.set_value("structcrawl/pages_modelled", len(explorer.model.pages))
+        stats.set_value("structcrawl/classes", len(explorer.model.classes))
         document = self.model_document(reason)
         try:
             write_model(document, self.model_out)
