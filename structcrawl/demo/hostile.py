@@ -9,7 +9,7 @@ page is served unchanged except the home page, which gains one extra link list
 * broken markup: ``unclosed``, ``deep`` (5,000-deep nesting), ``nul`` (NUL
   bytes), ``frameset``, ``empty-body``, ``zero`` (a 0-byte 200), ``latin1-lie``
   (declared latin-1, UTF-8 bytes), ``bom`` (UTF-8 BOM), ``meta-lie``
-  (``<meta charset=utf-16>`` on a UTF-8 page);
+  (``<meta charset=utf-16>`` on a UTF-8 page), each linking ``to/<its name>``;
 * size: ``big`` (6.7 MB of HTML), ``bomb`` (gzip of 64 MB of spaces), ``many-links``
   (100,000 links to ``/hostile/ml/N``);
 * HTTP: ``chain/5`` (a 5-hop redirect chain to ``/about``), ``loop-a`` ↔
@@ -137,12 +137,12 @@ class HostileSite:
         if path == "zero":
             return ok(b"")
         if path == "latin1-lie":
-            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/about'>about</a></body></html>".encode(),
+            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/hostile/to/latin1-lie'>on</a></body></html>".encode(),
                       "text/html; charset=iso-8859-1")
         if path == "bom":
-            return ok(b"\xef\xbb\xbf" + _page("bom \u00e9t\u00e9", ["/help"]), "text/html")
+            return ok(b"\xef\xbb\xbf" + _page("bom \u00e9t\u00e9", ["/hostile/to/bom"]), "text/html")
         if path == "meta-lie":
-            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/terms">t\xc3\xa9</a></body></html>',
+            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/hostile/to/meta-lie">t\xc3\xa9</a></body></html>',
                       "text/html")
         if path == "big":
             return ok(b"<html><body>" + b"<p>filler filler filler</p>" * 250_000 + b"</body></html>")
@@ -160,6 +160,8 @@ class HostileSite:
             return redirect("/hostile/loop-a")
         if path == "rel-redirect":
             return redirect("../contact", 301)
+        if path.startswith("to/"):
+            return ok(_page(f"reached from {path[3:]}"))
         if path == "meta-refresh":
             return ok(b'<html><head><meta http-equiv="refresh" content="0; url=/about"></head><body></body></html>')
         if path in ("e404", "e410", "e500", "e503"):

@@ -56,8 +56,11 @@ a consistent job.  The same command again resumes it: the committed history is
 replayed into the explorer (same model, frontier and stability state), the
 batches that were in flight are handed out again, and nothing committed is
 fetched again (redirects to pages fetched by an earlier run are dropped as the
-dupefilter would).  A finished job (``model_stable``, ``finished``,
-``max_pages``) says so and exits; ``-a fresh=true`` starts it over.  A job
+dupefilter would).  A finished job (``model_stable``, ``finished``) says so
+and exits; ``-a fresh=true`` starts it over; one stopped by a ceiling
+(``max_pages``, ``closespider_timeout``) resumes.  A database that fails
+mid-crawl (after STRUCTCRAWL_DB_RETRIES retries) closes the crawl with reason
+``store_error``: the job keeps its last commit and the same command resumes it.  A job
 crawled by another live process is refused (the lock survives crashes: a dead
 process's lock, or one without heartbeat for ``STRUCTCRAWL_DB_LOCK_TIMEOUT``
 seconds, is taken over).  Those start-up errors are one ERROR line and exit
@@ -66,9 +69,11 @@ status 2.  Without ``STRUCTCRAWL_DB`` nothing is stored.
 Stats (Scrapy's stats collector)
 --------------------------------
 ``structcrawl/pages_requested`` (URLs handed to Scrapy), ``/pages_fetched``
-(responses), ``/pages_refused`` (refused with no download: robots.txt, offsite), ``/pages_modelled``, ``/pages_failed`` and ``/failed/<why>``
+(responses), ``/pages_refused`` (refused with no download: robots.txt, offsite, traps, URLLENGTH_LIMIT), ``/pages_modelled``, ``/pages_failed`` and ``/failed/<why>``
 (``http_404``, ``robots_txt``, ``non_html``, ``redirect_off_site``,
-``offsite``, ``lost``, download error names …), ``/redirects``,
+``offsite``, ``trap``, ``url_too_long``, ``lost``, download error names …),
+``/trap_shapes`` and ``/trap_echo_chains`` (spider traps found, see
+:mod:`structcrawl.traps`; their URLs are refused, never downloaded), ``/redirects``,
 ``/duplicates`` (dropped by the dupefilter), ``/batches``,
 ``/model_updates``, ``/classes``, ``/classes_created``, ``/mdl_bits``,
 ``/model_bits``, ``/data_bits``, ``/queue_urls``, ``/inflight``,
