@@ -37,6 +37,7 @@ No Scrapy import: the spider feeds it pages and asks it about URLs.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Iterable
 from urllib.parse import urlsplit
 
@@ -79,14 +80,14 @@ class TrapDetector:
         self._shapes: dict[str, _Shape] = {}
         self._shape_of: dict[str, str] = {}  #: URL -> its shape, computed once
         self._found_on: dict[str, str] = {}  #: URL -> the page that first linked it
-        self._echo: dict[str, tuple[int, int]] = {}  #: page -> (signature, echo depth)
+        self._echo: dict[str, tuple[int, int]] = {}  #: page with one fresh link -> (signature, echo depth)
         self.traps: list[str] = []  #: shapes found to be traps, in order
         self.echo_chains = 0  #: echo chains cut
 
     def shape(self, url: str) -> str:
         s = self._shape_of.get(url)
         if s is None:
-            s = self._shape_of[url] = url_shape(url)
+            s = self._shape_of[url] = sys.intern(url_shape(url))  # a few shapes for many URLs
         return s
 
     def _state(self, shape: str) -> _Shape:
@@ -125,15 +126,17 @@ class TrapDetector:
                     st.linked_twice = True
                 elif not self._trapped(own):
                     found_on[target] = url  # linked from outside the traps too: fetched after all
-        signature = hash((page.tag_paths, tuple((link.xpath, own if self.shape(link.url) == own else link.url)
-                                                for link in page.links)))
-        parent = self._echo.get(found_on.get(url, ""))
-        depth = parent[1] + 1 if fresh == 1 and parent is not None and parent[0] == signature and \
-            self.shape(found_on[url]) == own else 0
-        self._echo[url] = (signature, depth)
-        if depth == self.pages:
-            self.echo_chains += 1
-            return f"echo chain at {url}"
+        if fresh == 1:  # only such a page can be an echo, or start a chain of them
+            signature = hash((page.tag_paths, tuple((link.xpath, own if self.shape(link.url) == own else link.url)
+                                                    for link in page.links)))
+            parent_url = found_on.get(url)
+            parent = self._echo.get(parent_url) if parent_url is not None else None
+            depth = parent[1] + 1 if parent is not None and parent[0] == signature and \
+                self.shape(parent_url) == own else 0
+            self._echo[url] = (signature, depth)
+            if depth == self.pages:
+                self.echo_chains += 1
+                return f"echo chain at {url}"
         if not fresh_own:
             return None
         st = self._state(own)

@@ -242,6 +242,41 @@ def test_traps_are_contained_whatever_the_priorities(tmp_path):
         assert crawl.hits(prefix) <= 50, prefix
 
 
+def test_a_resumed_crawl_remembers_its_traps(tmp_path):
+    """Interrupted (SIGINT) once a trap was found, then resumed: the replay rebuilds the traps."""
+    import signal
+    import time
+
+    log = Log()
+    server, base = start_in_thread(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), access_log=log)
+    cmd = [PYTHON, "-m", "structcrawl", "crawl", base + "/", "-o", "m.json", "--db", f"sqlite:///{tmp_path / 'c.db'}",
+           *SETTINGS]
+    err = tmp_path / "first.err"
+    try:
+        with open(err, "w") as fh:
+            proc = subprocess.Popen(cmd, cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=fh)
+            deadline = time.monotonic() + 120
+            while "Spider trap: " not in err.read_text() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)  # a polling interval, not a wait for timing
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        first = err.read_text()
+        assert "Spider trap: " in first and "Closing spider (shutdown)" in first, first[-3000:]
+        second = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Resuming job" in second.stderr
+    assert re.search(r"'structcrawl/trap_shapes': [1-9]", second.stderr)
+    found = re.findall(r"Spider trap: 10 pages of URL shape (\S+) ", first)
+    assert found and not [s for s in found if f"URL shape {s} " in second.stderr]  # not found again: remembered
+    paths = Counter(unquote(p) for _m, p, _s in log.entries)
+    for prefix in ("/hostile/s/", "/hostile/grow", "/hostile/self", "/hostile/cal"):
+        assert sum(n for p, n in paths.items() if p.startswith(prefix)) <= 50, prefix
+    assert json.loads((tmp_path / "m.json").read_text())["crawl"]["stop_reason"] in ("model_stable", "finished")
+
+
 def test_traps_switched_off_run_to_the_page_ceiling(tmp_path):
     crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "-s", "STRUCTCRAWL_TRAP_PAGES=0")
     assert crawl.model["crawl"]["stop_reason"] == "max_pages"

@@ -342,7 +342,7 @@ class StructureSpider(scrapy.Spider):
         self._uncompleted = 0  # popped URLs not yet taken into the model
         self._outstanding = 0  # popped URLs not yet accounted for
         self.requested = 0
-        self.refused = 0  # requested URLs refused before any download (robots.txt, offsite)
+        self.refused = 0  # requested URLs refused before any download (robots.txt, offsite, traps, length)
         self._at_ceiling = False  # a popped batch did not fit under max_pages
         self.fetched = 0
         self._closing = False
@@ -506,7 +506,7 @@ class StructureSpider(scrapy.Spider):
 
     def _close_store(self, reason: str) -> None:
         from structcrawl.store import status_for
-        from structcrawl.store.writer import LockLostError
+        from structcrawl.store.writer import LockLostError, one_line
 
         writer, stats = self.writer, self.stats
         status = status_for(reason)
@@ -518,22 +518,21 @@ class StructureSpider(scrapy.Spider):
         stats.set_value("structcrawl/store_enqueue_ms_total", round(self._store_ms_total, 3))
         stats.set_value("structcrawl/store_enqueue_ms_max", round(self._store_ms_max, 3))
         self.session.store.dispose()
-        if not ok:
-            from structcrawl.store.writer import one_line
-
-            stats.set_value("structcrawl/store_error", one_line(writer.error) if writer.error else "close timed out")
         if ok:
             logger.info(
                 "Job %r is %s (%s) in the crawl store: %d transactions, %d rows%s",
                 self.job, status, reason, writer.transactions, writer.rows,
                 "" if status == "finished" else "; the same command resumes it",
             )
-        elif isinstance(writer.error, LockLostError):
+            return
+        error = one_line(writer.error)
+        stats.set_value("structcrawl/store_error", error)
+        if isinstance(writer.error, LockLostError):
             logger.error("Job %r: %s", self.job, writer.error)
         else:
             logger.error(
                 "Job %r: the crawl store failed (%s); the job ends at its last commit and the same command "
-                "resumes from there", self.job, writer.error,
+                "resumes from there", self.job, error,
             )
 
     @property
@@ -627,7 +626,7 @@ class StructureSpider(scrapy.Spider):
         return None
 
     def _budget_left(self) -> bool:
-        """max_pages counts URLs that may reach the network: robots.txt/offsite refusals do not."""
+        """max_pages counts URLs that may reach the network: refusals (robots.txt, offsite, traps) do not."""
         return not self.max_pages or (not self._at_ceiling and self.requested - self.refused < self.max_pages)
 
     def _top_up(self) -> None:
@@ -696,8 +695,8 @@ class StructureSpider(scrapy.Spider):
         merges = len(explorer.merges)
         t0 = time.perf_counter()
         report = explorer.complete(state.batch, pages, failed)
-        self._observe_traps(pages)
         elapsed = time.perf_counter() - t0
+        self._observe_traps(pages)
         if self.writer is not None:
             self._store_step(state, merges)
         self._uncompleted -= len(urls)
