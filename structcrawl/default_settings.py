@@ -28,6 +28,10 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 8
 #: page is then recorded as failed), warn above 4 MiB.
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+#: Longer URLs are not fetched (Scrapy's default, spelled out): the structure
+#: spider applies it to every URL the frontier hands out (``failed/url_too_long``);
+#: Scrapy's own UrlLengthMiddleware only sees requests returned by callbacks.
+URLLENGTH_LIMIT = 2083
 LOG_LEVEL = "INFO"
 #: No code-execution back doors into a crawler that talks to arbitrary sites
 #: (Scrapy's telnet console and remote-control HTTP server); turn them on
@@ -57,10 +61,16 @@ STRUCTCRAWL_BATCH_SIZE = 10
 #: ``stable``: close with reason ``model_stable`` once the stability rule fires;
 #: ``exhaust``: keep going until the frontier is empty (``-a stop=``).
 STRUCTCRAWL_STOP = "stable"
-#: Most pages requested by the spider (0: no limit); ``-a max_pages=``.  The
-#: crawl then closes with reason ``max_pages``.  Scrapy's
-#: CLOSESPIDER_PAGECOUNT works as well (reason ``closespider_pagecount``).
+#: Page ceiling: most pages requested by the spider over all runs of a job (0:
+#: no limit); ``-a max_pages=``.  A batch that would cross it is not fetched;
+#: the crawl closes with reason ``max_pages`` and the job stays resumable: run
+#: it again with a higher ceiling to go on.  Scrapy's CLOSESPIDER_PAGECOUNT
+#: works as well (responses of this run; reason ``closespider_pagecount``).
 STRUCTCRAWL_MAX_PAGES = 0
+#: Wall-time ceiling: Scrapy's, in seconds of this run (0: none; Scrapy's
+#: default, spelled out).  The crawl closes with reason ``closespider_timeout``,
+#: the model is written and the job stays resumable.
+CLOSESPIDER_TIMEOUT = 0
 #: Candidate-selection distance threshold (seed 001 footnote 5).
 STRUCTCRAWL_DT = 0.2
 #: MDL code weights, overrides of ``structcrawl.model.Costs`` fields
@@ -84,6 +94,15 @@ STRUCTCRAWL_ALLOWED_DOMAINS = []
 #: 2 × CONCURRENT_REQUESTS.  Larger keeps the downloader busier; smaller makes
 #: the frontier's choices follow the model more closely.
 STRUCTCRAWL_MAX_INFLIGHT = 0
+
+#: Spider traps (``structcrawl.traps``): once this many pages of one URL shape
+#: (host, path with digit-holding segments generalised, query keys) each linked
+#: to fresh URLs of that shape, and no URL of it was linked from two pages, the
+#: URLs of that shape found only on such pages are not fetched
+#: (``failed/trap``).  Session ids in the path, ever-growing query strings and
+#: pages linking to themselves with a fresh parameter end there; pagers,
+#: related-item links and menus link URLs twice and never do.  0 switches it off.
+STRUCTCRAWL_TRAP_PAGES = 10
 
 #: Seconds between the periodic "Structure: …" log lines (0 disables them).
 STRUCTCRAWL_LOGSTATS_INTERVAL = 60.0
@@ -110,6 +129,11 @@ STRUCTCRAWL_DB_HEARTBEAT = 10.0
 #: beyond it no new batch is handed out until the writer catches up, so a slow
 #: database bounds memory instead of letting the queue grow.
 STRUCTCRAWL_DB_MAX_BACKLOG = 1000
+#: A transaction the database refuses (connection lost, disk or lock error) is
+#: retried this many times, 0.5 s after the first failure and doubling (15.5 s
+#: in all for 5); then the crawl closes with reason ``store_error`` and the job
+#: stays at its last commit: run the same command again to resume it.
+STRUCTCRAWL_DB_RETRIES = 5
 
 #: Every STRUCTCRAWL_* setting with its default, for code that reads settings
 #: that may not come from this module.

@@ -26,7 +26,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 
 from lxml import etree
-from w3lib.encoding import html_to_unicode
+from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom
 
 from structcrawl.urls import normalize_url
 
@@ -160,10 +160,17 @@ def _resolver(base: str):
 
 
 def decode_html(body: bytes | str, content_type: str | None = None) -> str:
-    """Decode ``body`` by BOM, HTTP header, ``<meta charset>`` or sniffing (w3lib)."""
+    """Decode ``body`` by BOM, HTTP header, ``<meta charset>`` or sniffing (w3lib).
+
+    A ``<meta>`` naming UTF-16 or UTF-32 was itself read as ASCII, so it lies:
+    the page is decoded as UTF-8 (WHATWG's prescan rule).
+    """
     if isinstance(body, str):
         return body
-    _encoding, text = html_to_unicode(content_type, body)
+    encoding, text = html_to_unicode(content_type, body)
+    if encoding.startswith(("utf-16", "utf-32")) and read_bom(body)[0] is None and \
+            not http_content_type_encoding(content_type):
+        return body.decode("utf-8", "replace")
     return text
 
 

@@ -135,6 +135,12 @@ def run_structure_crawl(
             stats = dict(crawler.stats.get_stats())
         except RuntimeError:
             stats = {}
+    if stats.get("structcrawl/store_error"):
+        # the model JSON was written from memory, but the job in the database stops at its last commit
+        raise CrawlError(
+            f"the crawl store failed ({stats['structcrawl/store_error']}); job {stats.get('structcrawl/job')!r} "
+            "is kept at its last commit: run the same command again to resume it"
+        )
     return CrawlResult(
         reason=stats.get("finish_reason"),
         stats=stats,

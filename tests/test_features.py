@@ -136,6 +136,9 @@ def test_encodings():
     bom = b"\xef\xbb\xbf" + '<html><head><meta charset="latin-1"></head><body><a href="/\u00e9">x</a></body></html>'.encode()
     assert extract(bom, "http://shop.test/").links[0].url == "http://shop.test/%C3%A9"
     assert extract('<a href="/str">s</a>', "http://shop.test/").links[0].url == "http://shop.test/str"
+    # a <meta> naming UTF-16 on an ASCII-compatible page lies: UTF-8
+    lie = '<html><head><meta charset="utf-16"></head><body><a href="/t\u00e9">t</a></body></html>'.encode()
+    assert [l.url for l in extract(lie, "http://shop.test/", "text/html").links] == ["http://shop.test/t%C3%A9"]
 
 
 def test_link_cap_bounds_work():

@@ -9,7 +9,7 @@ page is served unchanged except the home page, which gains one extra link list
 * broken markup: ``unclosed``, ``deep`` (5,000-deep nesting), ``nul`` (NUL
   bytes), ``frameset``, ``empty-body``, ``zero`` (a 0-byte 200), ``latin1-lie``
   (declared latin-1, UTF-8 bytes), ``bom`` (UTF-8 BOM), ``meta-lie``
-  (``<meta charset=utf-16>`` on a UTF-8 page);
+  (``<meta charset=utf-16>`` on a UTF-8 page), each linking ``to/<its name>``;
 * size: ``big`` (6.7 MB of HTML), ``bomb`` (gzip of 64 MB of spaces), ``many-links``
   (100,000 links to ``/hostile/ml/N``);
 * HTTP: ``chain/5`` (a 5-hop redirect chain to ``/about``), ``loop-a`` ↔
@@ -19,7 +19,8 @@ page is served unchanged except the home page, which gains one extra link list
   drops the connection);
 * traps: ``cal?month=N`` (an endless calendar), ``s/SESSION/page`` (a fresh
   session id in the path on every page), ``grow?q=a…`` (an ever-growing query),
-  ``self?r=N`` (links to itself with a fresh parameter);
+  ``self?r=N`` (links to itself with a fresh parameter), ``long`` (links to a
+  URL of 3,000 characters);
 * links: ``links`` (``javascript:``, ``mailto:``, ``tel:``, ``data:``,
   ``file:``, ``ftp:``, protocol-relative, upper-case scheme, IDN and off-site
   hosts, ``..`` segments, whitespace and entities in hrefs), ``based/``
@@ -51,7 +52,7 @@ ENTRIES = [
     "unclosed", "deep", "nul", "frameset", "empty-body", "zero", "latin1-lie", "bom", "meta-lie",
     "big", "bomb", "many-links",
     "chain/5", "loop-a", "rel-redirect", "meta-refresh", "e404", "e410", "e500", "e503", "slow", "reset",
-    "cal?month=1", "s/A1B2C3D4E5/page", "grow?q=a", "self?r=0",
+    "cal?month=1", "s/A1B2C3D4E5/page", "grow?q=a", "self?r=0", "long",
     "links", "based/",
 ]
 TRAP_PREFIXES = ("/hostile/cal", "/hostile/s/", "/hostile/grow", "/hostile/self")
@@ -136,12 +137,12 @@ class HostileSite:
         if path == "zero":
             return ok(b"")
         if path == "latin1-lie":
-            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/about'>about</a></body></html>".encode(),
+            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/hostile/to/latin1-lie'>on</a></body></html>".encode(),
                       "text/html; charset=iso-8859-1")
         if path == "bom":
-            return ok(b"\xef\xbb\xbf" + _page("bom \u00e9t\u00e9", ["/help"]), "text/html")
+            return ok(b"\xef\xbb\xbf" + _page("bom \u00e9t\u00e9", ["/hostile/to/bom"]), "text/html")
         if path == "meta-lie":
-            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/terms">t\xc3\xa9</a></body></html>',
+            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/hostile/to/meta-lie">t\xc3\xa9</a></body></html>',
                       "text/html")
         if path == "big":
             return ok(b"<html><body>" + b"<p>filler filler filler</p>" * 250_000 + b"</body></html>")
@@ -159,6 +160,8 @@ class HostileSite:
             return redirect("/hostile/loop-a")
         if path == "rel-redirect":
             return redirect("../contact", 301)
+        if path.startswith("to/"):
+            return ok(_page(f"reached from {path[3:]}"))
         if path == "meta-refresh":
             return ok(b'<html><head><meta http-equiv="refresh" content="0; url=/about"></head><body></body></html>')
         if path in ("e404", "e410", "e500", "e503"):
@@ -173,6 +176,8 @@ class HostileSite:
             return ok(_page("grow", [f"/hostile/grow?q={q}a", f"/hostile/grow?q={q}b"]))
         if path == "self":
             return ok(_page("self", [f"/hostile/self?r={self._fresh()}"]))
+        if path == "long":
+            return ok(_page("long", ["/hostile/too-long?q=" + "x" * 3000]))
         if path == "links":
             hrefs = ["javascript:alert(1)", "mailto:a@b.example", "tel:+100", "data:text/html,<a href=/x>",
                      "file:///etc/passwd", "ftp://127.0.0.1/hostile/ftp", "//127.0.0.1:{port}/hostile/protocol-relative",

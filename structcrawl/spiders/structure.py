@@ -56,8 +56,11 @@ a consistent job.  The same command again resumes it: the committed history is
 replayed into the explorer (same model, frontier and stability state), the
 batches that were in flight are handed out again, and nothing committed is
 fetched again (redirects to pages fetched by an earlier run are dropped as the
-dupefilter would).  A finished job (``model_stable``, ``finished``,
-``max_pages``) says so and exits; ``-a fresh=true`` starts it over.  A job
+dupefilter would).  A finished job (``model_stable``, ``finished``) says so
+and exits; ``-a fresh=true`` starts it over; one stopped by a ceiling
+(``max_pages``, ``closespider_timeout``) resumes.  A database that fails
+mid-crawl (after STRUCTCRAWL_DB_RETRIES retries) closes the crawl with reason
+``store_error``: the job keeps its last commit and the same command resumes it.  A job
 crawled by another live process is refused (the lock survives crashes: a dead
 process's lock, or one without heartbeat for ``STRUCTCRAWL_DB_LOCK_TIMEOUT``
 seconds, is taken over).  Those start-up errors are one ERROR line and exit
@@ -66,9 +69,11 @@ status 2.  Without ``STRUCTCRAWL_DB`` nothing is stored.
 Stats (Scrapy's stats collector)
 --------------------------------
 ``structcrawl/pages_requested`` (URLs handed to Scrapy), ``/pages_fetched``
-(responses), ``/pages_refused`` (refused with no download: robots.txt, offsite), ``/pages_modelled``, ``/pages_failed`` and ``/failed/<why>``
+(responses), ``/pages_refused`` (refused with no download: robots.txt, offsite, traps, URLLENGTH_LIMIT), ``/pages_modelled``, ``/pages_failed`` and ``/failed/<why>``
 (``http_404``, ``robots_txt``, ``non_html``, ``redirect_off_site``,
-``offsite``, ``lost``, download error names …), ``/redirects``,
+``offsite``, ``trap``, ``url_too_long``, ``lost``, download error names …),
+``/trap_shapes`` and ``/trap_echo_chains`` (spider traps found, see
+:mod:`structcrawl.traps`; their URLs are refused, never downloaded), ``/redirects``,
 ``/duplicates`` (dropped by the dupefilter), ``/batches``,
 ``/model_updates``, ``/classes``, ``/classes_created``, ``/mdl_bits``,
 ``/model_bits``, ``/data_bits``, ``/queue_urls``, ``/inflight``,
@@ -104,7 +109,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
@@ -121,6 +125,7 @@ from structcrawl.features import extract
 from structcrawl.frontier import STRATEGIES, Batch
 from structcrawl.model import Costs
 from structcrawl.stability import StabilityRule
+from structcrawl.traps import TrapDetector
 from structcrawl.urls import normalize_url
 
 logger = logging.getLogger(__name__)
@@ -337,7 +342,8 @@ class StructureSpider(scrapy.Spider):
         self._uncompleted = 0  # popped URLs not yet taken into the model
         self._outstanding = 0  # popped URLs not yet accounted for
         self.requested = 0
-        self.refused = 0  # requested URLs refused before any download (robots.txt, offsite)
+        self.refused = 0  # requested URLs refused before any download (robots.txt, offsite, traps, length)
+        self._at_ceiling = False  # a popped batch did not fit under max_pages
         self.fetched = 0
         self._closing = False
         self._stable_logged = False
@@ -356,6 +362,10 @@ class StructureSpider(scrapy.Spider):
         self._idle_noted: int | None = None
         self._resume_stats: dict[str, Any] = {}
         self.store_backlog = int(s("STRUCTCRAWL_DB_MAX_BACKLOG"))
+        # spider traps (structcrawl.traps), rebuilt from the replayed pages on a resume
+        self.traps = TrapDetector(_parse_int(s("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0))
+        # Scrapy's UrlLengthMiddleware only sees requests returned by callbacks, not engine.crawl()'s
+        self.max_url_length = self.settings.getint("URLLENGTH_LIMIT", 2083)
         db = self.settings.get("STRUCTCRAWL_DB")
         if db:
             self._open_store(str(db))
@@ -391,6 +401,7 @@ class StructureSpider(scrapy.Spider):
         from structcrawl.store.schema import redact
 
         s = self._setting
+        retries = _parse_int(s("STRUCTCRAWL_DB_RETRIES"), "STRUCTCRAWL_DB_RETRIES", 0)
         try:
             store = CrawlStore(db)
         except StoreError as exc:
@@ -399,6 +410,7 @@ class StructureSpider(scrapy.Spider):
             session = store.open(
                 self.job, self.start_url, self._store_parameters(), fresh=self.fresh,
                 stale_after=float(s("STRUCTCRAWL_DB_LOCK_TIMEOUT")), heartbeat=float(s("STRUCTCRAWL_DB_HEARTBEAT")),
+                retries=retries,
             )
         except StoreError as exc:
             store.dispose()
@@ -433,6 +445,9 @@ class StructureSpider(scrapy.Spider):
             "structcrawl/resume_s": round(elapsed, 3),
             "structcrawl/reissued_batches": session.dropped_in_flight,
         }
+        if self.traps.traps or self.traps.echo_chains:
+            self._resume_stats["structcrawl/trap_shapes"] = len(self.traps.traps)
+            self._resume_stats["structcrawl/trap_echo_chains"] = self.traps.echo_chains
         if result.stable_at_pages is not None:
             self._stable_logged = True
             self._resume_stats.update({
@@ -452,6 +467,30 @@ class StructureSpider(scrapy.Spider):
     def _replayed_step(self, stored: Any, report: Any) -> None:
         if self.samples is not None:
             self.samples.keep(stored.pages, self.explorer.model.page_class)
+        self._observe_traps(stored.pages, log=False)
+
+    def _observe_traps(self, pages: list[Any], log: bool = True) -> None:
+        """The pages of a model step, in step order, to the trap detector."""
+        traps = self.traps
+        if not traps.pages:
+            return
+        for feats in pages:
+            found = traps.observe(feats)
+            if found is None or not log:  # a replay: its figures go into the resume stats
+                continue
+            self.stats.set_value("structcrawl/trap_shapes", len(traps.traps))
+            self.stats.set_value("structcrawl/trap_echo_chains", traps.echo_chains)
+            if found in traps.traps:
+                logger.warning(
+                    "Spider trap: %d pages of URL shape %s each linked to fresh URLs of that shape and none of "
+                    "them was linked twice; URLs of that shape found only on trap pages are not fetched",
+                    traps.pages, found,
+                )
+            else:
+                logger.warning(
+                    "Spider trap: %d pages in a row each an echo of the page that linked it (%s): the URLs "
+                    "first found there are not fetched", traps.pages, found,
+                )
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
         return {
@@ -467,7 +506,7 @@ class StructureSpider(scrapy.Spider):
 
     def _close_store(self, reason: str) -> None:
         from structcrawl.store import status_for
-        from structcrawl.store.writer import LockLostError
+        from structcrawl.store.writer import LockLostError, one_line
 
         writer, stats = self.writer, self.stats
         status = status_for(reason)
@@ -485,12 +524,15 @@ class StructureSpider(scrapy.Spider):
                 self.job, status, reason, writer.transactions, writer.rows,
                 "" if status == "finished" else "; the same command resumes it",
             )
-        elif isinstance(writer.error, LockLostError):
+            return
+        error = one_line(writer.error)
+        stats.set_value("structcrawl/store_error", error)
+        if isinstance(writer.error, LockLostError):
             logger.error("Job %r: %s", self.job, writer.error)
         else:
             logger.error(
                 "Job %r: the crawl store failed (%s); the job ends at its last commit and the same command "
-                "resumes from there", self.job, writer.error,
+                "resumes from there", self.job, error,
             )
 
     @property
@@ -546,12 +588,13 @@ class StructureSpider(scrapy.Spider):
             t0 = time.perf_counter()
             self.writer.issue(self._seq, batch.key, batch.urls, self.explorer.updates)
             self._stored(t0)
-        if self.max_pages:
-            room = self.max_pages - (self.requested - self.refused)
-            if len(batch.urls) > room:
-                batch = replace(batch, urls=batch.urls[: max(0, room)])
         seq = self._seq
         self._seq += 1
+        if self.max_pages and len(batch.urls) > self.max_pages - (self.requested - self.refused):
+            # over the page ceiling: not fetched, left in flight — a resume with a higher
+            # ceiling hands it out again (a cut batch would lose the rest of its URLs)
+            self._at_ceiling = True
+            return []
         state = _BatchState(seq, batch)
         self._batches[seq] = state
         self._order.append(seq)
@@ -560,20 +603,31 @@ class StructureSpider(scrapy.Spider):
         self._outstanding += n
         self.requested += n
         self.stats.inc_value("structcrawl/batches")
-        return [
-            scrapy.Request(
-                url,
-                callback=self.parse_page,
-                errback=self.page_failed,
-                priority=-seq,
-                meta={META_KEY: (seq, url)},
-            )
-            for url in batch.urls
-        ]
+        requests = []
+        for url in batch.urls:
+            why = self._refusal(url)
+            if why is None:
+                requests.append(scrapy.Request(url, callback=self.parse_page, errback=self.page_failed,
+                                               priority=-seq, meta={META_KEY: (seq, url)}))
+                continue
+            # never downloaded: failed at once, like a robots.txt refusal; _advance runs its step
+            logger.debug("Refused %s: %s", url, why)
+            self.refused += 1
+            self.stats.inc_value("structcrawl/pages_refused")
+            self._fail(state, url, why)
+        return requests
+
+    def _refusal(self, url: str) -> str | None:
+        """Why a URL the frontier handed out is not fetched (None: it is)."""
+        if self.max_url_length and len(url) > self.max_url_length:
+            return "url_too_long"
+        if self.traps.refuses(url):
+            return "trap"
+        return None
 
     def _budget_left(self) -> bool:
-        """max_pages counts URLs that may reach the network: robots.txt/offsite refusals do not."""
-        return not self.max_pages or self.requested - self.refused < self.max_pages
+        """max_pages counts URLs that may reach the network: refusals (robots.txt, offsite, traps) do not."""
+        return not self.max_pages or (not self._at_ceiling and self.requested - self.refused < self.max_pages)
 
     def _top_up(self) -> None:
         """Pop batches while the in-flight budget allows; hand their requests to the engine."""
@@ -642,6 +696,7 @@ class StructureSpider(scrapy.Spider):
         t0 = time.perf_counter()
         report = explorer.complete(state.batch, pages, failed)
         elapsed = time.perf_counter() - t0
+        self._observe_traps(pages)
         if self.writer is not None:
             self._store_step(state, merges)
         self._uncompleted -= len(urls)
@@ -723,8 +778,10 @@ class StructureSpider(scrapy.Spider):
                 self.max_pages, self.requested, self.refused,
             )
         elif reason == "store_error":
-            self.stats.set_value("structcrawl/store_error", str(self.writer.error))
-            logger.error("Closing: the crawl store failed: %s", self.writer.error)
+            from structcrawl.store.writer import one_line
+
+            self.stats.set_value("structcrawl/store_error", one_line(self.writer.error))
+            logger.error("Closing: the crawl store failed: %s", one_line(self.writer.error))
         return reason
 
     def _close_now(self, reason: str) -> None:
@@ -880,6 +937,9 @@ class StructureSpider(scrapy.Spider):
         if explorer is None:
             return
         self._set_progress_stats()
+        # also when no step ran in this run (a resume that closed at once)
+        stats.set_value("structcrawl/pages_modelled", len(explorer.model.pages))
+        stats.set_value("structcrawl/classes", len(explorer.model.classes))
         document = self.model_document(reason)
         try:
             write_model(document, self.model_out)

@@ -59,7 +59,7 @@ from structcrawl.store.jobs import (
     lock_state,
 )
 from structcrawl.store.schema import SCHEMA_VERSION, SchemaVersionError, StoreError, make_engine, redact
-from structcrawl.store.writer import LockLostError, PageRecord, StoreWriter
+from structcrawl.store.writer import DEFAULT_RETRIES, LockLostError, PageRecord, StoreWriter
 
 __all__ = [
     "CrawlStore", "JobSession", "PageRecord", "StoreWriter", "StoreError", "SchemaVersionError",
@@ -118,10 +118,12 @@ class CrawlStore:
         return info
 
     def open(self, name: str, seed_url: str, parameters: Mapping[str, Any], *, fresh: bool = False,
-             stale_after: float = DEFAULT_STALE_AFTER, heartbeat: float = DEFAULT_HEARTBEAT) -> "JobSession":
-        """Create job ``name`` or take its lock (resume); see :func:`structcrawl.store.jobs.acquire`."""
+             stale_after: float = DEFAULT_STALE_AFTER, heartbeat: float = DEFAULT_HEARTBEAT,
+             retries: int = DEFAULT_RETRIES) -> "JobSession":
+        """Create job ``name`` or take its lock (resume); see :func:`structcrawl.store.jobs.acquire`.
+        ``retries``: how often the writer retries a transaction the database refused."""
         lease = acquire(self.engine, name, seed_url, parameters, fresh=fresh, stale_after=stale_after)
-        return JobSession(self, lease, heartbeat=heartbeat)
+        return JobSession(self, lease, heartbeat=heartbeat, retries=retries)
 
     # -- reading -------------------------------------------------------------------------
     def rebuild(self, name: str | None = None, *, include_issued: bool = True, on_step=None):
@@ -181,13 +183,14 @@ class CrawlStore:
 class JobSession:
     """A job whose lock this process holds: restore its state, then write through :attr:`writer`."""
 
-    def __init__(self, store: CrawlStore, lease: Lease, heartbeat: float = DEFAULT_HEARTBEAT) -> None:
+    def __init__(self, store: CrawlStore, lease: Lease, heartbeat: float = DEFAULT_HEARTBEAT,
+                 retries: int = DEFAULT_RETRIES) -> None:
         self.store = store
         self.lease = lease
         self.job = lease.job
         self.resumed = lease.resumed
         # the writer starts at once: its heartbeat keeps the lock fresh during a long replay
-        self.writer = StoreWriter(store.engine, lease.job.id, lease.token, heartbeat=heartbeat)
+        self.writer = StoreWriter(store.engine, lease.job.id, lease.token, heartbeat=heartbeat, retries=retries)
         self.next_seq = 0
         self.dropped_in_flight = 0  #: batches in flight when the last run stopped (handed out again)
 

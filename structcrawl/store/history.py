@@ -81,9 +81,8 @@ class Vocabulary:
             frozenset(map(intern, unpack_tagset(b))) if b is not None else frozenset()
             for b in load(S.tagsets, "paths")
         ]
-        self.next_page_id = (conn.execute(
-            sa.select(sa.func.max(S.pages.c.id)).where(S.pages.c.job_id == job_id)
-        ).scalar() or -1) + 1
+        top = conn.execute(sa.select(sa.func.max(S.pages.c.id)).where(S.pages.c.job_id == job_id)).scalar()
+        self.next_page_id = 0 if top is None else top + 1
 
     def dictionaries(self) -> Dictionaries:
         def rev(values: list[Any]) -> Dictionary:

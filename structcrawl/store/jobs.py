@@ -34,8 +34,9 @@ DEFAULT_STALE_AFTER = 60.0
 DEFAULT_HEARTBEAT = 10.0
 
 RUNNING, STOPPED, FINISHED = "running", "stopped", "finished"
-#: Close reasons after which a job is finished (anything else leaves it resumable).
-FINISHED_REASONS = frozenset({"model_stable", "finished", "max_pages"})
+#: Close reasons after which a job is finished (anything else, the page and time ceilings
+#: too, leaves it resumable).
+FINISHED_REASONS = frozenset({"model_stable", "finished"})
 #: Parameters that change what the model step does: a resume must use the same ones.
 MODEL_PARAMETERS = ("strategy", "batch_size", "dt", "costs", "stability", "scope", "refine")
 

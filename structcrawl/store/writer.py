@@ -37,6 +37,9 @@ from structcrawl.store.schema import StoreError, utcnow
 
 logger = logging.getLogger(__name__)
 
+#: Retries of a transaction the database refused (0.5 s, then doubling: 15.5 s in all).
+DEFAULT_RETRIES = 5
+
 
 class LockLostError(StoreError):
     """Another process took this job's lock: this one must stop writing."""
@@ -120,7 +123,7 @@ class StoreWriter:
         *,
         heartbeat: float = DEFAULT_HEARTBEAT,
         max_ops: int = 256,
-        retries: int = 5,
+        retries: int = DEFAULT_RETRIES,
         linger: float = 0.1,
     ) -> None:
         self.engine = engine
@@ -264,7 +267,7 @@ class StoreWriter:
                 self._write(ops)
             except BaseException as exc:  # noqa: BLE001 - reported to the crawl through .error
                 self.error = exc
-                logger.error("Crawl store: writing failed, nothing more will be stored: %s", _one_line(exc))
+                logger.error("Crawl store: writing failed, nothing more will be stored: %s", one_line(exc))
             finally:
                 with self._cond:
                     self._done += sum(1 for o in ops if o[0] != "beat")
@@ -290,7 +293,7 @@ class StoreWriter:
                 self._rollback()
                 if attempt == self.retries:
                     raise
-                logger.warning("Crawl store: transaction failed (%s), retrying in %.1f s", _one_line(exc), delay)
+                logger.warning("Crawl store: transaction failed (%s), retrying in %.1f s", one_line(exc), delay)
                 time.sleep(delay)
                 delay *= 2
                 continue
@@ -488,6 +491,7 @@ def _processors(table: sa.Table, dialect: Any) -> list | None:
     return _PROCESSORS[key]
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (the driver's own error for SQLAlchemy's wrappers)."""
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
