@@ -251,6 +251,7 @@ def cluster_store(db: str, job: str | None = None, params: Parameters = Paramete
             stored = StoredClustering(info.name, info.seed_url, params, group_by, result, keys, cluster_ids, seconds)
             if members_to is not None:
                 t0 = time.perf_counter()
+                progress.stage("writing members")
                 members_to(MemberReader(conn, info.id, stored, progress))
                 seconds["members"] = time.perf_counter() - t0
         progress.done()
