@@ -32,6 +32,10 @@ percent).  The crawl store ranks by a hash of the page id computed in SQL;
 :func:`cluster_pages` by :func:`structcrawl.fingerprint.sample`'s keyed
 BLAKE2b of the URL.
 
+The group key is whatever the caller groups by: the exact XPath (the paper)
+or, in ``structcrawl cluster --group-by path``, the inbound link's
+link-collection path (seed 001 §2), which does not split a list by position.
+
 Pure Python, no SQL, no Scrapy: :func:`cluster_groups` works from group sizes
 and samples (what a database hands out without reading every page);
 :func:`cluster_pages` runs the whole method in memory over

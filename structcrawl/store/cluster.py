@@ -11,8 +11,11 @@ sampled pages per group and, on request, member URLs as a stream:
    the tuple UXClust's crawler records when it first sees a URL.  Only links
    from pages fetched before the page count (the start page has none: it is
    unclustered).  A URL fetched twice (two requested URLs redirecting to it)
-   is one page, its first fetch.  Computed into a temporary table
-   ``inbound(page_id, url_id, xpath_id)``:
+   is one page, its first fetch.  Pages are grouped by that link's exact
+   XPath (``xpath_id``, the paper) or, with ``--group-by path``, by its
+   link-collection path (``path_id``: positions dropped, id/class kept, seed
+   001 §2), computed into a temporary table
+   ``sc_inbound(page_id, url_id, group_id)``:
 
    * SQLite: one pass over ``sc_links`` in primary-key (= crawl) order,
      ``INSERT OR IGNORE`` into a table keyed by target URL — the first link to
@@ -20,7 +23,7 @@ sampled pages per group and, on request, member URLs as a stream:
    * PostgreSQL: ``min(page_id·2²⁰ + pos)`` per target by (parallel) hash
      aggregation, the XPath read back through the primary key.
 
-2. **Groups**: ``GROUP BY xpath_id`` (sizes), then for the groups at or above
+2. **Groups**: ``GROUP BY group_id`` (sizes), then for the groups at or above
    the cut-off their ``samples`` lowest-ranked pages by a window function
    (rank = a multiplicative hash of the page id and the seed), and only the
    tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
@@ -49,7 +52,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from structcrawl.store import schema as S
-from structcrawl.store.jobs import NoSuchJobError, get_job
+from structcrawl.store import find_job
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
 from structcrawl.store.writer import unpack_tagset
 from structcrawl.uxclust import Clustering, Parameters, SampledPage, cluster_groups
@@ -123,19 +126,6 @@ class Progress:
     def done(self) -> None:
         self._end_bar()
         self._stage = ""
-
-
-def _job(conn: Connection, url: str, name: str | None):
-    if name is None:
-        names = list(conn.execute(sa.select(S.jobs.c.name).order_by(S.jobs.c.name)).scalars())
-        if len(names) != 1:
-            what = "no jobs" if not names else f"{len(names)} jobs ({', '.join(names)})"
-            raise NoSuchJobError(f"{redact(url)} holds {what}: name one with --job")
-        name = names[0]
-    info = get_job(conn, name)
-    if info is None:
-        raise NoSuchJobError(f"no job {name!r} in {redact(url)} (see `structcrawl jobs --db URL`)")
-    return info
 
 
 #: what pages are grouped by: the inbound link's exact XPath (seed 002) or its link-collection path (seed 001 §2)
@@ -220,7 +210,7 @@ def cluster_store(db: str, job: str | None = None, params: Parameters = Paramete
     try:
         ensure_schema(engine, create=False)
         with engine.connect() as conn, conn.begin():
-            info = _job(conn, url, job)
+            info = find_job(conn, url, job)
             t0 = time.perf_counter()
             progress.stage("inbound links")
             _inbound(conn, info.id, GROUP_BY[group_by][0])
