@@ -29,8 +29,8 @@ sampled pages per group and, on request, member URLs as a stream:
    tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
 3. **Merge**: :func:`structcrawl.uxclust.cluster_groups` (pure Python).
 4. **Members** (``--members``): one query per cluster, streamed
-   (``yield_per``: server-side cursor on PostgreSQL) straight into the JSON
-   file.
+   (``stream_results``: a server-side cursor on PostgreSQL) straight into the
+   JSON file.
 
 Memory stays bounded whatever the number of pages: Python holds the group
 sizes (one integer per distinct inbound XPath), ``samples`` pages per kept
@@ -265,10 +265,11 @@ class MemberReader:
         self.total = stored.result.pages
 
     def _stream(self, where: str, params: dict[str, Any]) -> Iterator[str]:
-        result = self.conn.execution_options(yield_per=CHUNK).execute(sa.text(
+        # stream_results: a server-side cursor on PostgreSQL (yield_per on a text() query fetched everything)
+        result = self.conn.execution_options(stream_results=True, max_row_buffer=CHUNK).execute(sa.text(
             "SELECT u.url FROM sc_inbound i JOIN sc_urls u ON u.job_id = :job AND u.id = i.url_id "
             f"WHERE {where} ORDER BY u.url"), {"job": self.job, **params})
-        for partition in result.partitions():
+        for partition in result.partitions(CHUNK):
             for (url,) in partition:
                 yield url
             self.done += len(partition)
