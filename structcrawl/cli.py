@@ -122,6 +122,27 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_cluster(args: argparse.Namespace) -> int:
+    from structcrawl.store import StoreError
+    from structcrawl.store.cluster import Progress, run_cluster, summary
+    from structcrawl.uxclust import Parameters
+
+    try:
+        params = Parameters(cutoff=args.cutoff, samples=args.samples, occurrence=args.occurrence,
+                            similarity=args.similarity, seed=args.seed)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        stored = run_cluster(_db_url(args), args.job, params, args.group_by, args.output, args.members,
+                             Progress(enabled=not args.quiet))
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"could not write the clusters to {args.output}: {exc.strerror or exc}") from None
+    print(summary(stored), file=sys.stderr if stored.output == "-" else sys.stdout)
+    return 0
+
+
 def _cmd_classify(args: argparse.Namespace) -> int:
     from structcrawl.classify import run_classify
 
@@ -269,6 +290,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="include (or not) every class's member URLs (default: as the crawl was configured)",
     )
     p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser(
+        "cluster",
+        help="cluster the pages of a stored crawl offline by the XPath of their inbound link (UXClust)",
+        description="UXClust (Grigalis & Cenys) over a stored crawl: group the pages by the exact XPath of "
+        "their inbound link (the first link to them in crawl order), put groups under the cut-off into an "
+        "'unclustered' bucket, fingerprint each other group from sampled pages (tag paths on >= OCCURRENCE "
+        "of the samples) and merge groups whose fingerprints have Jaccard >= SIMILARITY (union-find). Writes "
+        "the clusters JSON and prints a summary table; progress goes to stderr.",
+    )
+    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
+    p.add_argument("--job", metavar="NAME", help="the job to cluster (default: the database's only job)")
+    p.add_argument(
+        "--group-by",
+        choices=["xpath", "path"],
+        default="xpath",
+        help="group pages by the exact XPath of their inbound link (UXClust, the default) or by its "
+        "link-collection path (no positions, id/class kept: seed 001's link collections)",
+    )
+    p.add_argument("--cutoff", type=int, default=100, metavar="N", help="smallest group clustered, in pages (default 100)")
+    p.add_argument("--samples", type=int, default=5, metavar="N", help="pages sampled per group for its fingerprint (default 5)")
+    p.add_argument("--occurrence", type=float, default=0.3, metavar="F",
+                   help="share of the samples a tag path must be on to enter the fingerprint (default 0.3)")
+    p.add_argument("--similarity", type=float, default=0.8, metavar="F",
+                   help="Jaccard of two fingerprints at which their groups merge (default 0.8)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("-o", "--output", metavar="FILE", help="clusters JSON, '-' for stdout (default <job>.clusters.json)")
+    p.add_argument("--members", action="store_true", help="list every cluster's member URLs, and the unclustered ones")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_cmd_cluster)
 
     p = sub.add_parser(
         "classify",

@@ -233,6 +233,12 @@ def model_document(
         },
         "classes": classes,
         "class_links": links,
+        # online refinement (structcrawl.refine, seed 002 §3.3 during the crawl): which class was folded into
+        # which, after which model update, at which fingerprint similarity; in the order they happened
+        "merges": [
+            {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
+            for m in getattr(explorer, "merges", ())
+        ],
         "history": [
             {
                 "update": int(pt.update),

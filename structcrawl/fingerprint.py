@@ -33,6 +33,7 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "fingerprint",
     "sample",
+    "sample_rank",
     "jaccard",
     "weighted_jaccard",
     "UnionFind",
@@ -90,7 +91,8 @@ def fingerprint(
     return frozenset(p for p, c in counts.items() if c / n >= occurrence)
 
 
-def _stable_rank(seed: int, key: str | bytes) -> bytes:
+def sample_rank(seed: int, key: str | bytes) -> bytes:
+    """The rank :func:`sample` gives an item of key ``key``: the lowest ranks are sampled."""
     data = key.encode("utf-8", "surrogatepass") if isinstance(key, str) else bytes(key)
     return hashlib.blake2b(
         data, digest_size=16, key=str(int(seed)).encode("ascii"), person=b"sc-sample"
@@ -132,7 +134,7 @@ def sample(
     """
     if s < 0:
         raise ValueError(f"sample size must be >= 0, got {s!r}")
-    ranked = sorted(((_stable_rank(seed, key(it)), i, it) for i, it in enumerate(items)),
+    ranked = sorted(((sample_rank(seed, key(it)), i, it) for i, it in enumerate(items)),
                     key=lambda t: (t[0], t[1]))
     return [it for _, _, it in ranked[:s]]
 

@@ -66,7 +66,7 @@ def test_top_level_layout(crawl):
     doc = document(crawl)
     assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 1
     assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
-                        "history"}
+                        "merges", "history"}
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
     explorer = crawl[2]
     assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
@@ -134,6 +134,18 @@ def test_class_links(crawl):
     assert keys == sorted(keys)
     assert {k: link["count"] for k, link in zip(keys, links)} == dict(explorer.class_links())
     assert all(set(link) == {"source", "target", "path", "count"} for link in links)
+
+
+def test_refinement_merges_are_exported():
+    """Online refinement's merges: which class went into which, after which update, how similar."""
+    site = DemoSite(pages=600, seed=3)
+    explorer = run_offline(Recorder(site), BASE + "/", stop="exhaust")
+    doc = model_document(explorer)
+    assert doc["merges"] == [{"kept": 8, "merged": 10, "similarity": 0.881, "update": 30}]
+    assert [(m.kept, m.merged, m.similarity, m.update) for m in explorer.merges] == [(8, 10, 0.881, 30)]
+    ids = {c["id"] for c in doc["classes"]}
+    assert 8 in ids and 10 not in ids  # the merged class lives on in the kept one
+    assert len(doc["history"]) > 30
 
 
 def test_members_option(crawl):

@@ -74,6 +74,20 @@ def status_for(reason: str | None) -> str:
     return FINISHED if reason in FINISHED_REASONS else STOPPED
 
 
+def find_job(conn: sa.Connection, url: str, name: str | None) -> JobInfo:
+    """The job called ``name`` in the database ``url`` (for messages); without a name, its only job."""
+    if name is None:
+        names = list(conn.execute(sa.select(schema.jobs.c.name).order_by(schema.jobs.c.name)).scalars())
+        if len(names) != 1:
+            what = "no jobs" if not names else f"{len(names)} jobs ({', '.join(names)})"
+            raise NoSuchJobError(f"{redact(url)} holds {what}: name one with --job")
+        name = names[0]
+    info = get_job(conn, name)
+    if info is None:
+        raise NoSuchJobError(f"no job {name!r} in {redact(url)} (see `structcrawl jobs --db URL`)")
+    return info
+
+
 class CrawlStore:
     """A database holding crawl jobs."""
 
@@ -105,15 +119,7 @@ class CrawlStore:
     def job(self, name: str | None = None) -> JobInfo:
         """The job called ``name``; without a name, the only job of the database."""
         with self.engine.connect() as conn:
-            if name is None:
-                names = list(conn.execute(sa.select(schema.jobs.c.name).order_by(schema.jobs.c.name)).scalars())
-                if len(names) != 1:
-                    what = "no jobs" if not names else f"{len(names)} jobs ({', '.join(names)})"
-                    raise NoSuchJobError(f"{redact(self.url)} holds {what}: name one with --job")
-                name = names[0]
-            info = get_job(conn, name)
-            if info is None:
-                raise NoSuchJobError(f"no job {name!r} in {redact(self.url)} (see `structcrawl jobs --db URL`)")
+            info = find_job(conn, self.url, name)
             info.counts = job_counts(conn, info.id)
         return info
 

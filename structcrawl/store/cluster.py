@@ -1,0 +1,404 @@
+"""Offline UXClust over a stored crawl (``structcrawl cluster``): the SQL side.
+
+The database does the page-by-page work; Python gets group sizes, a few
+sampled pages per group and, on request, member URLs as a stream:
+
+1. **Inbound links** (seed 002 §3.3): a page's inbound XPath is the XPath of
+   the *first link, in crawl order, to the URL requested for it* — crawl order
+   being the source page's step order (``sc_pages.id``) then the link's
+   position in the document, so among several links on one page the topmost
+   occurrence counts, and among several source pages the one fetched first:
+   the tuple UXClust's crawler records when it first sees a URL.  Only links
+   from pages fetched before the page count (the start page has none: it is
+   unclustered).  A URL fetched twice (two requested URLs redirecting to it)
+   is one page, its first fetch.  Pages are grouped by that link's exact
+   XPath (``xpath_id``, the paper) or, with ``--group-by path``, by its
+   link-collection path (``path_id``: positions dropped, id/class kept, seed
+   001 §2), computed into a temporary table
+   ``sc_inbound(page_id, url_id, group_id)``:
+
+   * SQLite: one pass over ``sc_links`` in primary-key (= crawl) order,
+     ``INSERT OR IGNORE`` into a table keyed by target URL — the first link to
+     each URL stays;
+   * PostgreSQL: ``min(page_id·2²⁰ + pos)`` per target by (parallel) hash
+     aggregation, the XPath read back through the primary key.
+
+2. **Groups**: ``GROUP BY group_id`` (sizes), then for the groups at or above
+   the cut-off their ``samples`` lowest-ranked pages by a window function
+   (rank = a multiplicative hash of the page id and the seed), and only the
+   tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
+3. **Merge**: :func:`structcrawl.uxclust.cluster_groups` (pure Python).
+4. **Members** (``--members``): one query per cluster, streamed
+   (``stream_results``: a server-side cursor on PostgreSQL) straight into the
+   JSON file.
+
+Memory stays bounded whatever the number of pages: Python holds the group
+sizes (one integer per distinct inbound XPath), ``samples`` pages per kept
+group and one chunk of members at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from structcrawl.store import schema as S
+from structcrawl.store import find_job
+from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
+from structcrawl.store.writer import unpack_tagset
+from structcrawl.uxclust import Clustering, Parameters, SampledPage, cluster_groups
+
+FORMAT = "structcrawl-clusters"
+FORMAT_VERSION = 1
+#: crawl-order key of a link: page_id * 2**20 + pos (pos < MAX_LINKS = 10,000 < 2**20)
+POS_BITS = 20
+#: multiplicative hash of the page id for sampling ranks: (id * A + seed) mod P
+_RANK_A = 2654435761
+_RANK_P = 4294967291
+#: member URLs fetched per round trip
+CHUNK = 10_000
+
+
+@dataclass
+class StoredClustering:
+    """The clustering of one stored job, with what is needed to list members."""
+
+    job: str
+    start_url: str
+    params: Parameters
+    group_by: str  #: "xpath" or "path" (see GROUP_BY)
+    result: Clustering
+    keys: dict[int, str]  #: group id -> its inbound XPath (or path), for the kept groups
+    cluster_groups: dict[int, list[int]]  #: cluster id -> its groups' ids
+    seconds: dict[str, float]  #: wall time per stage
+    output: str = ""  #: where the document was written
+
+
+class Progress:
+    """Stage progress on stderr: a bar redrawn in place on a terminal, plain lines otherwise."""
+
+    def __init__(self, stream: IO[str] | None = None, enabled: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = self.stream.isatty()
+        self._last = 0.0
+        self._stage = ""
+
+    def stage(self, name: str) -> None:
+        self._end_bar()
+        self._stage = name
+        if self.enabled:
+            self.stream.write(f"{name} …\n" if not self.tty else f"{name} …")
+            self.stream.flush()
+
+    def advance(self, done: int, total: int) -> None:
+        """``done`` of ``total`` items of the current stage (lines every 10 %, or a bar)."""
+        if not self.enabled or total <= 0:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if now - self._last < 0.1 and done < total:
+                return
+            width = 30
+            filled = width * done // total
+            self.stream.write(f"\r{self._stage} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}")
+        else:
+            step = max(1, total // 10)
+            if done % step and done != total:
+                return
+            self.stream.write(f"{self._stage}: {done:,}/{total:,}\n")
+        self._last = now
+        self.stream.flush()
+
+    def _end_bar(self) -> None:
+        if self.enabled and self.tty and self._stage:
+            self.stream.write("\n")
+
+    def done(self) -> None:
+        self._end_bar()
+        self._stage = ""
+
+
+#: what pages are grouped by: the inbound link's exact XPath (seed 002) or its link-collection path (seed 001 §2)
+GROUP_BY = {"xpath": ("xpath_id", S.xpaths, "xpath"), "path": ("path_id", S.paths, "path")}
+
+
+def _inbound(conn: Connection, job: int, column: str) -> None:
+    """Fill the temporary table ``sc_inbound(page_id, url_id, group_id)`` (see the module docstring);
+    ``column``: the link column grouped by, ``xpath_id`` or ``path_id``."""
+    params = {"job": job, "shift": 1 << POS_BITS}
+    if conn.dialect.name == "sqlite":
+        # temporary tables on disk behind a 16 MiB cache: memory stays bounded whatever the number of pages
+        # (in memory they took ~100 MB per million pages, and were no faster)
+        conn.exec_driver_sql("PRAGMA temp_store=FILE")
+        conn.exec_driver_sql("PRAGMA temp.cache_size=-16384")
+        conn.execute(sa.text("CREATE TEMP TABLE sc_first (target_id INTEGER PRIMARY KEY, k INTEGER, group_id INTEGER)"))
+        # rows are inserted in the SELECT's order, which is the primary key's: the first link to a URL stays
+        conn.execute(sa.text(
+            f"INSERT OR IGNORE INTO sc_first SELECT target_id, page_id * :shift + pos, {column} FROM sc_links "
+            "WHERE job_id = :job ORDER BY page_id, pos"), params)
+        first_group = "f.group_id"
+        join_link = ""
+    else:
+        conn.exec_driver_sql("SET LOCAL work_mem = '256MB'")  # the per-URL aggregate stays in memory
+        conn.exec_driver_sql("SET LOCAL jit = off")  # compiling these few queries costs more than it saves
+        conn.execute(sa.text(
+            "CREATE TEMP TABLE sc_first ON COMMIT DROP AS SELECT target_id, "
+            "min(page_id::bigint * :shift + pos) AS k FROM sc_links WHERE job_id = :job GROUP BY target_id"),
+            params)
+        first_group = f"l.{column}"
+        join_link = ("LEFT JOIN sc_links l ON l.job_id = :job AND l.page_id = (f.k / :shift)::integer "
+                     "AND l.pos = (f.k % :shift)::integer ")
+    temp = "CREATE TEMP TABLE sc_inbound" + ("" if conn.dialect.name == "sqlite" else " ON COMMIT DROP")
+    conn.execute(sa.text(
+        f"{temp} AS SELECT p.id AS page_id, p.url_id AS url_id, "
+        f"CASE WHEN f.k < p.id * CAST(:shift AS BIGINT) THEN {first_group} END AS group_id "
+        f"FROM sc_pages p LEFT JOIN sc_first f ON f.target_id = p.requested_id {join_link}"
+        "WHERE p.job_id = :job AND NOT EXISTS (SELECT 1 FROM sc_pages q WHERE q.job_id = p.job_id "
+        "AND q.url_id = p.url_id AND q.id < p.id)"), params)
+    conn.execute(sa.text("CREATE INDEX sc_inbound_group ON sc_inbound (group_id)"))
+
+
+def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) -> dict[int, list[SampledPage]]:
+    """The ``params.samples`` lowest-ranked pages of each kept group, with their tag paths."""
+    if not kept:
+        return {}
+    conn.execute(sa.text("CREATE TEMP TABLE sc_kept (group_id INTEGER PRIMARY KEY)"
+                         + ("" if conn.dialect.name == "sqlite" else " ON COMMIT DROP")))
+    conn.execute(sa.text("INSERT INTO sc_kept (group_id) VALUES (:x)"), [{"x": x} for x in kept])
+    rows = conn.execute(sa.text(
+        "SELECT s.group_id, s.rnk, u.url, p.tagset_id FROM ("
+        " SELECT i.group_id, i.page_id, i.url_id, i.rnk,"
+        "  ROW_NUMBER() OVER (PARTITION BY i.group_id ORDER BY i.rnk, i.page_id) AS rn"
+        " FROM (SELECT group_id, page_id, url_id, (page_id * CAST(:a AS BIGINT) + :seed) % :p AS rnk"
+        "       FROM sc_inbound WHERE group_id IN (SELECT group_id FROM sc_kept)) i"
+        ") s JOIN sc_urls u ON u.job_id = :job AND u.id = s.url_id "
+        "JOIN sc_pages p ON p.job_id = :job AND p.id = s.page_id WHERE s.rn <= :s"),
+        {"job": job, "a": _RANK_A, "p": _RANK_P, "seed": params.seed, "s": params.samples}).all()
+    tagset_ids = sorted({r[3] for r in rows})
+    t = S.tagsets
+    tagsets: dict[int, frozenset[str]] = {}
+    for i in range(0, len(tagset_ids), 500):
+        for tid, blob in conn.execute(sa.select(t.c.id, t.c.paths).where(
+                t.c.job_id == job, t.c.id.in_(tagset_ids[i:i + 500]))):
+            tagsets[tid] = frozenset(unpack_tagset(blob))
+    out: dict[int, list[SampledPage]] = {}
+    for group_id, rnk, url, tid in rows:
+        out.setdefault(group_id, []).append(SampledPage(int(rnk), url, tagsets[tid]))
+    return out
+
+
+def cluster_store(db: str, job: str | None = None, params: Parameters = Parameters(), group_by: str = "xpath",
+                  progress: Progress | None = None, members_to: Callable[[Any], None] | None = None
+                  ) -> StoredClustering:
+    """Run UXClust over job ``job`` of the store ``db``.
+
+    ``members_to``: called with a :class:`MemberReader` while the temporary
+    tables still exist (they live in one connection/transaction), to stream
+    members out.
+    """
+    progress = progress or Progress(enabled=False)
+    url = normalize_db_url(db)
+    engine = make_engine(url)
+    seconds: dict[str, float] = {}
+    try:
+        ensure_schema(engine, create=False)
+        with engine.connect() as conn, conn.begin():
+            info = find_job(conn, url, job)
+            t0 = time.perf_counter()
+            progress.stage("inbound links")
+            _inbound(conn, info.id, GROUP_BY[group_by][0])
+            seconds["inbound"] = time.perf_counter() - t0
+
+            t0 = time.perf_counter()
+            progress.stage("groups")
+            sizes: dict[int, int] = {}
+            unlinked = 0
+            for group_id, n in conn.execute(sa.text(
+                    "SELECT group_id, COUNT(*) FROM sc_inbound GROUP BY group_id")):
+                if group_id is None:
+                    unlinked = n
+                else:
+                    sizes[group_id] = n
+            kept = sorted(x for x, n in sizes.items() if n >= params.cutoff)
+            samples = _samples(conn, info.id, kept, params)
+            table = GROUP_BY[group_by][1]
+            text = table.c[GROUP_BY[group_by][2]]
+            keys = {i: x for i, x in conn.execute(sa.select(table.c.id, text).where(
+                table.c.job_id == info.id, table.c.id.in_(kept)))} if kept else {}
+            seconds["groups"] = time.perf_counter() - t0
+
+            t0 = time.perf_counter()
+            progress.stage(f"merging {len(kept)} groups")
+            result = cluster_groups(sizes, samples, params, unlinked=unlinked)
+            cluster_ids = {c.id: list(c.xpaths) for c in result.clusters}
+            seconds["merge"] = time.perf_counter() - t0
+            stored = StoredClustering(info.name, info.seed_url, params, group_by, result, keys, cluster_ids, seconds)
+            if members_to is not None:
+                t0 = time.perf_counter()
+                progress.stage("writing members")
+                members_to(MemberReader(conn, info.id, stored, progress))
+                seconds["members"] = time.perf_counter() - t0
+        progress.done()
+    except sa.exc.OperationalError as exc:
+        raise StoreError(f"cannot read {redact(url)}: {str(exc.orig).strip().splitlines()[0]}") from None
+    finally:
+        engine.dispose()
+    return stored
+
+
+class MemberReader:
+    """Streams the member URLs of each cluster and of the unclustered bucket, sorted."""
+
+    def __init__(self, conn: Connection, job: int, stored: StoredClustering, progress: Progress) -> None:
+        self.conn = conn
+        self.job = job
+        self.stored = stored
+        self.progress = progress
+        self.done = 0
+        self.total = stored.result.pages
+
+    def _stream(self, where: str, params: dict[str, Any]) -> Iterator[str]:
+        # stream_results: a server-side cursor on PostgreSQL (yield_per on a text() query fetched everything)
+        result = self.conn.execution_options(stream_results=True, max_row_buffer=CHUNK).execute(sa.text(
+            "SELECT u.url FROM sc_inbound i JOIN sc_urls u ON u.job_id = :job AND u.id = i.url_id "
+            f"WHERE {where} ORDER BY u.url"), {"job": self.job, **params})
+        for partition in result.partitions(CHUNK):
+            for (url,) in partition:
+                yield url
+            self.done += len(partition)
+            self.progress.advance(self.done, self.total)
+
+    def cluster(self, cluster_id: int) -> Iterator[str]:
+        ids = self.stored.cluster_groups[cluster_id]
+        names = {f"g{i}": x for i, x in enumerate(ids)}
+        return self._stream(f"i.group_id IN ({', '.join(':' + n for n in names)})", names)
+
+    def unclustered(self) -> Iterator[str]:
+        return self._stream("i.group_id IS NULL OR i.group_id NOT IN (SELECT group_id FROM sc_kept)"
+                            if self.stored.keys else "TRUE", {})
+
+
+# ---------------------------------------------------------------------------
+# The clusters JSON (the conventions of the model export: sorted keys, indent 2)
+# ---------------------------------------------------------------------------
+
+_MEMBERS = "\0members\0"
+
+
+def document(stored: StoredClustering, members: bool) -> dict[str, Any]:
+    """The clusters document; with ``members``, placeholders where the member lists go."""
+    r = stored.result
+    p = stored.params
+    classes = []
+    for c in r.clusters:
+        entry: dict[str, Any] = {
+            "id": c.id,
+            "size": c.size,
+            "inbound": [stored.keys[x] for x in c.xpaths],
+            "fingerprint": sorted(c.fingerprint),
+            "samples": list(c.samples),
+        }
+        if members:
+            entry["members"] = _MEMBERS
+        classes.append(entry)
+    unclustered: dict[str, Any] = {"size": r.unclustered, "groups": r.groups - r.groups_kept}
+    if members:
+        unclustered["members"] = _MEMBERS
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "job": stored.job,
+        "site": {"start_url": stored.start_url},
+        "parameters": {"group_by": stored.group_by, "cutoff": p.cutoff, "samples": p.samples,
+                       "occurrence": p.occurrence, "similarity": p.similarity, "seed": p.seed},
+        "pages": r.pages,
+        "groups": r.groups,
+        "groups_kept": r.groups_kept,
+        "classes": classes,
+        "unclustered": unclustered,
+    }
+
+
+def write_document(out: IO[str], stored: StoredClustering, reader: MemberReader | None) -> None:
+    """Write the document; member lists streamed from ``reader`` (None: without members)."""
+    text = json.dumps(document(stored, reader is not None), sort_keys=True, indent=2, ensure_ascii=False)
+    placeholder = json.dumps(_MEMBERS)
+    parts = text.split(placeholder)
+    lists = [reader.cluster(c.id) for c in stored.result.clusters] if reader else []
+    # classes come before unclustered in sorted key order, each class's members in id order
+    if reader:
+        lists.append(reader.unclustered())
+    for i, part in enumerate(parts):
+        out.write(part)
+        if i < len(lists):
+            indent = part[part.rfind("\n") + 1:]
+            indent = " " * (len(indent) - len(indent.lstrip(" ")) + 2)
+            first = True
+            out.write("[")
+            for url in lists[i]:
+                out.write(("\n" if first else ",\n") + indent + json.dumps(url, ensure_ascii=False))
+                first = False
+            out.write("]" if first else "\n" + indent[:-2] + "]")
+    out.write("\n")
+
+
+def run_cluster(db: str, job: str | None, params: Parameters, group_by: str, output: str | None, members: bool,
+                progress: Progress) -> StoredClustering:
+    """Cluster a stored job and write the clusters JSON to ``output`` (``-``: stdout) atomically."""
+    holder: list[str] = []
+
+    def write(reader: MemberReader | None, stored: StoredClustering) -> None:
+        target = output or f"{stored.job}.clusters.json"
+        holder.append(target)
+        if target == "-":
+            write_document(sys.stdout, stored, reader)
+            return
+        directory = os.path.dirname(os.path.abspath(target))
+        fd, tmp = tempfile.mkstemp(prefix=".clusters-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                write_document(fh, stored, reader)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    if members:
+        stored = cluster_store(db, job, params, group_by, progress,
+                               members_to=lambda reader: write(reader, reader.stored))
+    else:
+        stored = cluster_store(db, job, params, group_by, progress)
+        write(None, stored)
+    stored.output = holder[0]
+    return stored
+
+
+def summary(stored: StoredClustering) -> str:
+    """The summary table: one row per cluster, the unclustered bucket, totals and timings."""
+    r = stored.result
+    total = r.pages or 1
+    rows = [("CLUSTER", "PAGES", "SHARE", "GROUPS", "SAMPLE URL")]
+    for c in r.clusters:
+        rows.append((str(c.id), f"{c.size:,}", f"{c.size / total:.1%}", str(len(c.xpaths)), c.samples[0]))
+    rows.append(("unclustered", f"{r.unclustered:,}", f"{r.unclustered / total:.1%}",
+                 str(r.groups - r.groups_kept), "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join([*(cell.rjust(w) if i in (1, 2, 3) else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(row[:4], widths))), row[4]]).rstrip() for row in rows]
+    elapsed = sum(stored.seconds.values())
+    lines.append(
+        f"job {stored.job!r}: {r.pages:,} pages, {len(r.clusters)} clusters from {r.groups_kept} of {r.groups} "
+        f"inbound-{stored.group_by} groups (cut-off {stored.params.cutoff}), {r.unclustered:,} unclustered; "
+        f"{elapsed:.1f} s ({r.pages / elapsed if elapsed else 0:,.0f} pages/s: "
+        f"{', '.join(f'{stage} {t:.1f} s' for stage, t in stored.seconds.items())}); written to {stored.output}")
+    return "\n".join(lines)

@@ -1,0 +1,131 @@
+"""UXClust core (structcrawl.uxclust, seed 002 §3.3): hand-computed cases, no database."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from structcrawl.fingerprint import sample_rank
+from structcrawl.uxclust import Parameters, SampledPage, cluster_groups, cluster_pages
+
+A = frozenset({"p", "q", "r1"})
+B = frozenset({"p", "q", "r2"})
+C = frozenset({"p", "q", "s", "t"})
+
+
+def pages(rank0: int, paths: frozenset[str], n: int, name: str) -> list[SampledPage]:
+    return [SampledPage(rank0 + 10 * i, f"http://h/{name}{i}", paths) for i in range(n)]
+
+
+def test_cutoff_sends_small_groups_and_unlinked_pages_to_unclustered():
+    sizes = {"/x[1]": 5, "/x[2]": 3, "/y": 2}
+    samples = {"/x[1]": pages(0, A, 2, "a"), "/x[2]": pages(1, C, 2, "c")}
+    result = cluster_groups(sizes, samples, Parameters(cutoff=3, similarity=0.9), unlinked=1)
+    assert result.groups == 3 and result.groups_kept == 2
+    assert result.unclustered == 2 + 1  # /y (2 < 3) and the unlinked page; /x[2] (3 = cut-off) is kept
+    assert [(c.id, c.size, c.xpaths) for c in result.clusters] == [(1, 5, ("/x[1]",)), (2, 3, ("/x[2]",))]
+    assert result.pages == 11
+    assert result.cluster_of_xpath() == {"/x[1]": 1, "/x[2]": 2}
+
+
+def test_similarity_threshold_is_inclusive():
+    # |A ∩ B| / |A ∪ B| = 2 / 4 = 0.5
+    sizes = {"a": 4, "b": 3}
+    samples = {"a": pages(0, A, 2, "a"), "b": pages(1, B, 2, "b")}
+    merged = cluster_groups(sizes, samples, Parameters(cutoff=1, similarity=0.5))
+    assert [(c.size, c.xpaths) for c in merged.clusters] == [(7, ("a", "b"))]
+    apart = cluster_groups(sizes, samples, Parameters(cutoff=1, similarity=0.51))
+    assert [(c.size, c.xpaths) for c in apart.clusters] == [(4, ("a",)), (3, ("b",))]
+
+
+def test_merging_is_transitive():
+    # J(a, b) = J(b, c) = 3/4 but J(a, c) = 2/4: single linkage puts all three together
+    a, b, c = frozenset("wxy"), frozenset("wxyz"), frozenset("xyz")
+    sizes = {"a": 1, "b": 1, "c": 1}
+    samples = {k: pages(i, fp, 1, k) for i, (k, fp) in enumerate((("a", a), ("b", b), ("c", c)))}
+    result = cluster_groups(sizes, samples, Parameters(cutoff=1, samples=1, occurrence=1.0, similarity=0.75))
+    assert [c.xpaths for c in result.clusters] == [("a", "b", "c")]
+
+
+def test_merged_groups_are_fingerprinted_again_until_nothing_merges():
+    # occurrence 1.0: a fingerprint is the intersection of the samples.
+    # Round 1: J(A, B) = 2/4 merges a and b; J(A, C) = J(B, C) = 2/5 < 0.5.
+    # The merged sample is the 2 lowest ranks of the pooled samples: a0 (0) and b0 (1),
+    # fingerprint A ∩ B = {p, q}; round 2: J({p, q}, C) = 2/4 merges c.
+    sizes = {"a": 10, "b": 10, "c": 10}
+    samples = {"a": pages(0, A, 2, "a"), "b": pages(1, B, 2, "b"), "c": pages(2, C, 2, "c")}
+    params = Parameters(cutoff=1, samples=2, occurrence=1.0, similarity=0.5)
+    (cluster,) = cluster_groups(sizes, samples, params).clusters
+    assert cluster.xpaths == ("a", "b", "c") and cluster.size == 30
+    assert cluster.samples == ("http://h/a0", "http://h/b0")  # c0 has rank 2
+    assert cluster.fingerprint == frozenset({"p", "q"})
+
+
+def test_fingerprint_from_the_lowest_ranked_samples_and_occurrence():
+    # 5 samples of 6 given: the one of rank 99 is not used; "x" is on 2 of 5 = 0.4 >= 0.3, "y" on 1 of 5
+    given = [SampledPage(r, f"http://h/{r}", frozenset({"p"}) | extra)
+             for r, extra in ((3, {"x"}), (1, {"x"}), (2, set()), (5, {"y"}), (4, set()), (99, {"z"}))]
+    (cluster,) = cluster_groups({"g": 6}, {"g": given}, Parameters(cutoff=1)).clusters
+    assert cluster.samples == tuple(f"http://h/{r}" for r in (1, 2, 3, 4, 5))
+    assert cluster.fingerprint == frozenset({"p", "x"})
+
+
+def test_clusters_are_numbered_largest_first():
+    sizes = {"a": 2, "b": 9, "c": 9}
+    samples = {"a": pages(0, A, 1, "a"), "b": pages(0, B, 1, "b"), "c": pages(0, C, 1, "c")}
+    result = cluster_groups(sizes, samples, Parameters(cutoff=1, similarity=1.0))
+    assert [(c.id, c.xpaths) for c in result.clusters] == [(1, ("b",)), (2, ("c",)), (3, ("a",))]
+
+
+def test_a_kept_group_without_samples_is_an_error():
+    with pytest.raises(ValueError, match="no sampled pages"):
+        cluster_groups({"a": 5}, {}, Parameters(cutoff=1))
+
+
+@pytest.mark.parametrize("kwargs", [{"cutoff": 0}, {"samples": 0}, {"occurrence": 1.5}, {"similarity": 0.0}])
+def test_bad_parameters(kwargs):
+    with pytest.raises(ValueError):
+        Parameters(**kwargs)
+
+
+def site_pages() -> list[tuple[str, str | None, frozenset[str]]]:
+    """Two templates over three inbound XPaths, a small group and the start page."""
+    out = [("http://h/", None, C)]
+    out += [(f"http://h/book/{i}", "/html/body/ul/li[1]/a", A) for i in range(6)]
+    out += [(f"http://h/book/{i}", "/html/body/ul/li[2]/a", A) for i in range(6, 10)]
+    out += [(f"http://h/author/{i}", "/html/body/p/a", B) for i in range(5)]
+    out += [(f"http://h/about{i}", "/html/body/footer/a", C) for i in range(2)]
+    return out
+
+
+def test_cluster_pages_in_memory():
+    result, assigned = cluster_pages(site_pages(), Parameters(cutoff=3, similarity=0.8))
+    assert result.groups == 4 and result.groups_kept == 3 and result.unclustered == 3
+    books, authors = result.clusters
+    assert (books.size, books.xpaths) == (10, ("/html/body/ul/li[1]/a", "/html/body/ul/li[2]/a"))
+    assert (authors.size, authors.xpaths) == (5, ("/html/body/p/a",))
+    assert assigned["http://h/book/7"] == books.id and assigned["http://h/author/0"] == authors.id
+    assert assigned["http://h/"] is None and assigned["http://h/about1"] is None
+    assert books.fingerprint == A
+    # samples: the 5 books of lowest keyed-BLAKE2b rank of their URL (fingerprint.sample's order)
+    urls = [u for u, x, _ in site_pages() if u.startswith("http://h/book/")]
+    assert books.samples == tuple(sorted(urls, key=lambda u: sample_rank(0, u))[:5])
+
+
+def test_cluster_pages_first_entry_of_a_url_counts():
+    rows = site_pages() + [("http://h/author/0", "/html/body/ul/li[1]/a", A)]
+    result, assigned = cluster_pages(rows, Parameters(cutoff=3))
+    assert result.pages == len(site_pages())
+    assert assigned["http://h/author/0"] == result.clusters[1].id
+
+
+def test_cluster_pages_is_deterministic_whatever_the_order_and_seeded():
+    rows = site_pages()
+    want = cluster_pages(rows, Parameters(cutoff=3))
+    shuffled = rows[:]
+    random.Random(5).shuffle(shuffled)
+    assert cluster_pages(shuffled, Parameters(cutoff=3)) == want
+    other = cluster_pages(rows, Parameters(cutoff=3, seed=1))[0]
+    assert [c.xpaths for c in other.clusters] == [c.xpaths for c in want[0].clusters]
+    assert other.clusters[0].samples != want[0].clusters[0].samples  # another seed, other samples
