@@ -42,8 +42,9 @@ _LINK_TAGS = ("a", "area")
 # Tags that are XPath name tests.  libxml2 keeps any tag name it meets
 # (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
 # evaluate, so such elements are renamed (bad characters -> ``_``) before paths are taken.
-_XPATH_NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
-_BAD_NAME_CHARS = re.compile(r"[^\w.\-]")
+# ASCII only: Python's \w takes "¹" (a latin-1 byte read as a tag), XPath's NameChar does not.
+_XPATH_NAME = re.compile(r"[^\W\d][\w.\-]*\Z", re.ASCII)
+_BAD_NAME_CHARS = re.compile(r"[^\w.\-]", re.ASCII)
 _TAGS_OK: set[str] = set()
 
 
