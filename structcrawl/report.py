@@ -495,6 +495,24 @@ def _class_rows(document: Mapping[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def _merges_section(merges: Sequence[Mapping[str, Any]]) -> str:
+    """The online refinement's merges (model JSON ``merges``), or nothing when there were none."""
+    if not merges:
+        return ""
+    rows = "".join(
+        f'<tr><td class="num"><a href="#class-{m["kept"]}">{m["kept"]}</a></td><td class="num">{m["merged"]}</td>'
+        f'<td class="num">{m["similarity"]:.3f}</td><td class="num">{m["update"]}</td></tr>'
+        for m in merges
+    )
+    return f"""<h3>Refinement merges</h3>
+<p>Classes folded into another during the crawl: one template split over several link collections,
+told by the Jaccard similarity of their tag-path fingerprints (seed 002 §3.3).</p>
+<table id="merge-table">
+<thead><tr><th>kept</th><th>merged</th><th>similarity</th><th>after update</th></tr></thead>
+<tbody>{rows}</tbody>
+</table>"""
+
+
 def render_report(document: Mapping[str, Any], *, title: str | None = None) -> str:
     """The whole HTML page for a site model document (a dict as written by :mod:`structcrawl.export`)."""
     site = document.get("site") or {}
@@ -553,6 +571,7 @@ paths).</p>
 {_class_rows(document)}
 </tbody>
 </table>
+{_merges_section(document.get("merges") or [])}
 </section>
 <section id="curve">
 <h2>Learning curve</h2>

@@ -97,6 +97,17 @@ def test_report_is_self_contained_and_lists_every_class(crawl):
     assert tree.xpath("//svg[@id='model-graph']") and tree.xpath("//svg[@id='learning-curve']")
 
 
+def test_report_lists_the_refinement_merges(crawl):
+    doc = json.loads(json.dumps(crawl[3]))
+    doc["merges"] = [{"kept": 3, "merged": 7, "similarity": 0.8812, "update": 30},
+                     {"kept": 3, "merged": 9, "similarity": 0.95, "update": 41}]
+    tree = LH.document_fromstring(render_report(doc))
+    rows = [[td.text_content() for td in tr.xpath("td")] for tr in tree.xpath("//table[@id='merge-table']/tbody/tr")]
+    assert rows == [["3", "7", "0.881", "30"], ["3", "9", "0.950", "41"]]
+    doc["merges"] = []
+    assert not LH.document_fromstring(render_report(doc)).xpath("//table[@id='merge-table']")
+
+
 def test_report_escapes_hostile_text(crawl):
     doc = json.loads(json.dumps(crawl[3]))
     doc["classes"][0]["samples"] = ['http://x/"><script>alert(1)</script>']
