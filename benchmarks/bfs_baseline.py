@@ -98,10 +98,9 @@ def _crawl_child(url: str, out: str, concurrency: int) -> None:
         json.dump({"elapsed": crawler.stats.get_value("elapsed_time_seconds")}, sf)
 
 
-def run_baseline(start_url: str, truth_fn: Callable[[str], Hashable | None], *, params: Parameters = Parameters(),
-                 group_by: str = "xpath", concurrency: int = 16) -> BaselineResult:
-    """Crawl ``start_url``'s whole site breadth-first, cluster it with UXClust, score it with ``truth_fn``
-    (URL -> class; pages it gives None for are left out of the score)."""
+def crawl_site(start_url: str, concurrency: int = 16) -> tuple[list[dict], float]:
+    """Breadth-first crawl of ``start_url``'s whole site in a child process: one record per HTML page
+    (``url``, ``xpath``, ``path``, ``tag_paths``) and Scrapy's elapsed seconds."""
     with tempfile.TemporaryDirectory(prefix="bfs-baseline-") as tmp:
         out = os.path.join(tmp, "pages.jsonl")
         env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -110,7 +109,13 @@ def run_baseline(start_url: str, truth_fn: Callable[[str], Hashable | None], *, 
         with open(out + ".stats", encoding="utf-8") as sf:
             crawl_seconds = float(json.load(sf)["elapsed"])
         with open(out, encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh]
+            return [json.loads(line) for line in fh], crawl_seconds
+
+
+def cluster_crawl(rows: list[dict], crawl_seconds: float, truth_fn: Callable[[str], Hashable | None], *,
+                  params: Parameters = Parameters(), group_by: str = "xpath") -> BaselineResult:
+    """UXClust over a :func:`crawl_site` crawl, scored with ``truth_fn`` (URL -> class; pages it gives
+    None for are left out of the score)."""
     t0 = time.perf_counter()
     clustering, assignment = cluster_pages(
         ((r["url"], r[group_by], frozenset(r["tag_paths"])) for r in rows), params)
@@ -118,6 +123,13 @@ def run_baseline(start_url: str, truth_fn: Callable[[str], Hashable | None], *, 
     clustered = {u: c for u, c in assignment.items() if c is not None and truth_fn(u) is not None}
     precision, recall = pairwise_precision_recall(clustered, {u: truth_fn(u) for u in clustered})
     return BaselineResult(len(assignment), crawl_seconds, cluster_seconds, clustering, assignment, precision, recall)
+
+
+def run_baseline(start_url: str, truth_fn: Callable[[str], Hashable | None], *, params: Parameters = Parameters(),
+                 group_by: str = "xpath", concurrency: int = 16) -> BaselineResult:
+    """Crawl ``start_url``'s whole site breadth-first, cluster it with UXClust, score it with ``truth_fn``."""
+    rows, crawl_seconds = crawl_site(start_url, concurrency)
+    return cluster_crawl(rows, crawl_seconds, truth_fn, params=params, group_by=group_by)
 
 
 def main() -> None:
