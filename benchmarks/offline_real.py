@@ -98,8 +98,11 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
     if coarse:
         ct = {p: coarse.get(c, c) for p, c in truth.items()}
         out["coarse"] = evaluate({p: assigned[p] for p in ct}, ct)
+    stubs = corpora.stub_truth(corpus, truth)
+    if stubs:
+        out["stubs"] = evaluate({p: assigned[p] for p in stubs}, stubs)
     if confusion:
-        print_confusion(assigned, truth, model)
+        print_confusion(assigned, stubs or truth, model)
     return out
 
 
@@ -129,6 +132,8 @@ def main(argv=None) -> int:
                     f"ARI {res['ari']:.3f} classes {r['classes']}/{r['truth']} ({r['wall']:.1f} s)")
             if "coarse" in r:
                 line += f" coarse F* {r['coarse']['fstar']:.3f}"
+            if "stubs" in r:
+                line += f" stubs-apart F* {r['stubs']['fstar']:.3f}"
             print(line, flush=True)
     return 0
 

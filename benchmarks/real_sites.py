@@ -146,6 +146,8 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     if coarse_map:
         ct = {p: coarse_map.get(c, c) for p, c in truth.items()}
         res_coarse = evaluate({p: assigned.get(p) for p in ct}, ct)
+    stubs = corpora.stub_truth(corpus, truth)
+    res_stubs = evaluate({p: assigned.get(p) for p in stubs}, stubs) if stubs else None
     curve = None
     try:
         curve = learning_curve(db, name, corpus, base)
@@ -161,7 +163,7 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     fetched = doc["crawl"].get("pages_fetched") or doc["crawl"]["pages_modelled"]
     return dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched, wall=wall,
                 stop=doc["crawl"].get("stop_reason"), found=len(doc["classes"]),
-                truth=len(set(truth.values())), res=res, coarse=res_coarse,
+                truth=len(set(truth.values())), res=res, coarse=res_coarse, stubs=res_stubs,
                 q=(doc["history"][-1].get("q") if doc.get("history") else None))
 
 
@@ -171,7 +173,8 @@ def table(rows: list[dict]) -> str:
     lines = [head, "|" + "|".join("---" for _ in range(14)) + "|"]
     for r in rows:
         for label, res, truth in ((r["corpus"], r["res"], r["truth"]),
-                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0)):
+                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0),
+                                  (r["corpus"] + " (stubs apart)", r["stubs"], r["stubs"]["classes"] if r["stubs"] else 0)):
             if res is None:
                 continue
             lines.append(

@@ -12,7 +12,11 @@ Priorities, highest first:
 3. collections that can still teach the model something;
 4. collections already known to lead to one class with good support
    (``saturation_support`` pages, ``saturation_share`` of them in one class) —
-   kept, not dropped: they are where support comes from.
+   kept, not dropped: they are where support comes from.  This holds for a
+   singleton class's collections too: a one-page class tree or index whose
+   thousand links are known to lead to class pages stops coming first (on
+   commons-math3 the overview tree's list took every batch until the frontier
+   ran dry).
 
 Within a tier, ``densest`` prefers collections with many links relative to
 the class's outgoing links, ``sparsest`` the thin ones (menus, new regions);
@@ -156,12 +160,12 @@ class Frontier:
         return coll.cursor < len(coll.urls)
 
     def priority(self, coll: Collection, class_size: Callable[[int], int]) -> tuple:
-        if class_size(coll.source) <= 1:
+        if self.saturated(coll):
+            tier = 0
+        elif class_size(coll.source) <= 1:
             tier = 3
         elif not coll.tried:
             tier = 2
-        elif self.saturated(coll):
-            tier = 0
         else:
             tier = 1
         density = len(coll.urls) / max(1, self._class_links[coll.source])
