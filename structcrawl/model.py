@@ -147,12 +147,8 @@ class PageClass:
         what the stability rule watches.  Cached until the class changes."""
         n = self.size
         if self._entropy[0] != n:
-            h = 0.0
-            for k in self.path_counts.values():
-                if k < n:
-                    q = k / n
-                    h -= q * math.log2(q) + (1 - q) * math.log2(1 - q)
-            self._entropy = (n, h)
+            self._entropy = (n, -math.fsum(q * math.log2(q) + (1 - q) * math.log2(1 - q)
+                                           for q in (k / n for k in self.path_counts.values() if k < n)))
         return self._entropy[1] + costs.c_u * self.url_total / max(1, n)
 
     def absent_bits(self) -> float:
@@ -161,7 +157,7 @@ class PageClass:
         n = self.size
         if self._absent[0] != n:
             denom = n + 2 * _ALPHA
-            self._absent = (n, -sum(math.log2((n - k + _ALPHA) / denom) for k in self.path_counts.values()))
+            self._absent = (n, -math.fsum(math.log2((n - k + _ALPHA) / denom) for k in self.path_counts.values()))
         return self._absent[1]
 
     def data_bits(self, costs: Costs) -> float:
@@ -253,25 +249,28 @@ class SiteModel:
     def merge_bits(self, cand: Candidate, cls: PageClass, path_bits: float) -> float:
         """Bits of ``cand``'s pages coded in ``cls`` (``class_code_length`` of each page
         against the class as it is) plus spelling out the paths the class schema gains.
-        O(candidate paths): the class's share comes from its cached ``absent_bits``."""
+        O(candidate paths): the class's share comes from its cached ``absent_bits``.
+        Sums are ``math.fsum``: exact whatever the order of the terms, which follows
+        the set order of path strings and so changes with the process's hash seed;
+        a resumed crawl must replay to the very same decisions."""
         n, m = cls.size, cand.size
-        bits = m * math.log2(max(len(self.pages), n) / n) + m * cls.absent_bits()
         escape = math.log2((n + 2 * _ALPHA) / _ALPHA)
         counts = cls.path_counts
+        terms = [m * math.log2(max(len(self.pages), n) / n), m * cls.absent_bits()]
         for path, j in cand.path_counts.items():
             k = counts.get(path)
             if k is None:
-                bits += j * escape + path_bits
+                terms.append(j * escape + path_bits)
             else:  # present instead of absent on j pages
-                bits += j * math.log2((n - k + _ALPHA) / (k + _ALPHA))
-        return bits
+                terms.append(j * math.log2((n - k + _ALPHA) / (k + _ALPHA)))
+        return math.fsum(terms)
 
     def new_bits(self, cand: Candidate, path_bits: float) -> float:
         """Bits of ``cand`` as a class of its own: its schema spelled out, each path's
         presence over its pages (Krichevsky–Trofimov), the class label of each page."""
         m = cand.size
         bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(cand.path_counts)
-        return bits + sum(kt_bits(j, m) for j in cand.path_counts.values())
+        return bits + math.fsum(kt_bits(j, m) for j in cand.path_counts.values())
 
     def class_bits(self) -> dict[int, tuple[int, float]]:
         """Class id -> (members, ``page_bits``): the model as the stability rule sees it."""
