@@ -102,17 +102,18 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
     if stubs:
         out["stubs"] = evaluate({p: assigned[p] for p in stubs}, stubs)
     if confusion:
-        print_confusion(assigned, stubs or truth, model)
+        print_confusion(assigned, stubs or truth)
     return out
 
 
-def print_confusion(assigned: dict, truth: dict, model) -> None:
+def print_confusion(assigned: dict, truth: dict, out=sys.stdout) -> None:
+    """One line per truth class: its pages, then found class: pages, largest first."""
     table: dict[str, Counter] = defaultdict(Counter)
     for p, t in truth.items():
         table[t][assigned[p]] += 1
     for t in sorted(table, key=lambda t: -sum(table[t].values())):
         row = ", ".join(f"{c}:{n}" for c, n in table[t].most_common())
-        print(f"  {t:16s} {sum(table[t].values()):5d}  {row}")
+        print(f"  {t:16s} {sum(table[t].values()):5d}  {row}", file=out)
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,8 @@ strategy: serve the html root with a plain static server
 entry page (stop=stable, state in a throw-away SQLite store), then classify
 every page of the site with the exported model (``structcrawl classify`` on
 the files) and score it against the URL-regex ground truth: F*, entropy,
-purity, ARI, pairwise precision/recall, classes found vs truth classes.  The
+purity, ARI, pairwise precision/recall, classes found vs truth classes, and
+the confusion of truth classes with found classes (on stderr).  The
 learning curve of the crawl (replayed from its store) gets, after every model
 update, the queue size, the Q measure (seed 001 §4.3; reference schemas = union of the
 schemas of each truth class's crawled pages) and F* over the pages modelled so
@@ -33,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+from offline_real import print_confusion  # noqa: E402
 
 from structcrawl.export import write_model  # noqa: E402
 from structcrawl.metrics import evaluate  # noqa: E402
@@ -148,6 +150,8 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
         res_coarse = evaluate({p: assigned.get(p) for p in ct}, ct)
     stubs = corpora.stub_truth(corpus, truth)
     res_stubs = evaluate({p: assigned.get(p) for p in stubs}, stubs) if stubs else None
+    log(f"   confusion (truth class, pages, found class: pages) of {corpus} / {strategy}:")
+    print_confusion({p: assigned.get(p) for p in truth}, stubs or truth, sys.stderr)
     curve = None
     try:
         curve = learning_curve(db, name, corpus, base)

@@ -211,16 +211,18 @@ def test_saturated_collection_yields_but_is_not_dropped():
     assert f.pop(size).key == (0, "dense")  # still served once nothing better is left
 
 
-def test_a_saturated_collection_of_a_singleton_class_yields_too():
-    f = Frontier("densest", batch_size=2, saturation_support=4, saturation_share=0.9)
+def test_a_singleton_class_comes_first_only_until_tried_and_new_collections_are_probed():
+    f = Frontier("densest", batch_size=4, probe_size=2)
     f.add_links(1, {"tree": [f"c{i}" for i in range(20)]})  # a one-page class tree
-    f.add_links(0, {"list": ["x1", "x2"]})
+    f.add_links(0, {"list": ["x1", "x2", "x3"]})
     size = sizes({0: 5, 1: 1, 2: 10})
-    assert f.pop(size).key == (1, "tree")  # singleton first (seed 001)
+    assert f.pop(size).urls == ("c0", "c1")  # singleton first (seed 001), a probe of 2
     f.record((1, "tree"), [2, 2])
-    assert f.pop(size).key == (1, "tree")  # still first: 2 pages are no support yet
-    f.record((1, "tree"), [2, 2])  # 4 pages, all class 2
-    assert f.pop(size).key == (0, "list")  # known to lead to class 2: it yields
+    assert f.pop(size).urls == ("x1", "x2")  # a collection never tried comes next
+    assert f.pop(size).urls == ("c2", "c3", "c4", "c5")  # then the densest tried one, a full batch
+    f.record((1, "tree"), [2, 2, 2, 2, 2, 2, 2, 2])  # 10 pages, all class 2: saturated
+    assert f.pop(size).urls == ("x3",)  # a collection known to lead to one class yields
+    assert Frontier.from_state(f.to_state()).probe_size == 2
 
 
 def test_never_hands_out_a_url_twice():

@@ -140,7 +140,7 @@ def test_copies_are_aliases_and_a_collection_of_copies_is_a_trap():
 
     explorer = run_offline(fetch, base + "/", stop="exhaust")
     wrappers = [u for u in fetched if "index.html?" in u]
-    assert len(wrappers) == 10  # one batch of copies, then the collection is emptied
+    assert len(wrappers) == 15  # a probe of 5 and a batch of 10 copies, then the collection is emptied
     assert explorer.traps and explorer.traps[0][1].endswith("p.wrap/a")
     first = min(wrappers, key=wrappers.index)
     assert all(explorer.aliases[u] == first for u in wrappers if u != first)
@@ -164,7 +164,7 @@ def test_a_collection_whose_links_all_fail_is_emptied():
         return None  # robots.txt refusal, 404, ...
 
     explorer = run_offline(fetch, base + "/", stop="exhaust")
-    assert len([u for u in fetched if "/gone/" in u]) == 10
+    assert len([u for u in fetched if "/gone/" in u]) == 15  # a probe of 5, a batch of 10
     assert any(key[1].endswith("ul.dead/li/a") for key in explorer.traps)
 
 
