@@ -17,9 +17,10 @@ reached from many places.  Two classes are merged when
    such a collection they were told apart by the site's own links, and the
    merge is vetoed; and
 4. they are **not told apart by their own link collections**: when each has a
-   collection on ≥ 90 % of its members that the other never shows, they are
-   two templates, not one with optional sections (the demo's news index with
-   its pager vs the month archive, fingerprints 0.82 alike).
+   collection on ≥ 90 % of its members that the other never shows (twice or
+   more in all: ``model.told_apart``, the rule the model update obeys too),
+   they are two templates, not one with optional sections (the demo's news
+   index with its pager vs the month archive, fingerprints 0.82 alike).
 
 Classes with fewer than ``min_members`` members merge only as twins
 (Jaccard ≥ 0.95): a menu's single destinations carry too little evidence.
