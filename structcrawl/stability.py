@@ -9,7 +9,9 @@ lead to a class nobody has seen); it says why.
 
 The cost watched is each class's data bits per member (``PageClass.page_bits``:
 entropy of its paths' presence plus its URLs) averaged with the class sizes at
-the start of the window as weights.  The §3.2 MDL per page is not used: it
+the start of the window as weights (``drift``: the net move of that average;
+with per-class absolute moves instead, geos's class pages, sampled region by
+region, kept it above 2 % from 197 to 372 pages).  The §3.2 MDL per page is not used: it
 moves with the mix of classes the crawl happens to be fetching (densest-first
 spends long stretches in one class), and it grows with every rare path a class
 meets (each member pays for each path of the union schema), so on real sites
@@ -62,16 +64,19 @@ class StabilityRule:
 
     @staticmethod
     def drift(before: UpdateSummary, after: UpdateSummary) -> float:
-        """Relative change of the classes' data bits per member between two updates,
-        each class weighted by its members at ``before`` (Σ w·|Δ| / Σ w·bits)."""
+        """Relative change of the data bits per page between two updates, the classes'
+        mix held at ``before`` (|Σ w·Δ| / Σ w·bits, w = members at ``before``): the
+        net move of the average, as the paper's MDL per page; one class's estimate
+        rising while another's falls (a biased sample of a class with optional
+        sections) cancels, a model that keeps growing does not."""
         moved = total = 0.0
         for cid, (n, bits) in before.class_bits.items():
             now = after.class_bits.get(cid)
             if now is None:
                 continue
-            moved += n * abs(now[1] - bits)
+            moved += n * (now[1] - bits)
             total += n * bits
-        return moved / total if total > 0 else 0.0
+        return abs(moved) / total if total > 0 else 0.0
 
     def observe(self, summary: UpdateSummary) -> bool:
         """Record one update; True (and ``reason`` set) once the model is stable."""

@@ -362,6 +362,9 @@ def test_stability_watches_each_class_not_the_mix():
     assert StabilityRule.drift(before, after) == 0
     moved = UpdateSummary(200, frozenset({0, 1}), {0: (100, 11.0), 1: (100, 50.0)})
     assert StabilityRule.drift(before, moved) == pytest.approx(90 * 1.0 / (90 * 10 + 10 * 50))
+    # one class's estimate up, another's down by as many bits per page in all: the average held
+    swap = UpdateSummary(200, frozenset({0, 1}), {0: (100, 11.0), 1: (100, 41.0)})
+    assert StabilityRule.drift(before, swap) == pytest.approx(0)
 
 
 def test_class_page_bits_are_presence_entropy_plus_urls():
