@@ -7,7 +7,9 @@ third generator family (gi-docgen).  Each corpus: package, generator, html
 ``(name, regex)`` matched with ``re.search`` against the page path relative to
 the root (``/``-separated, no leading ``/``, unquoted); the first match wins,
 no match = not in the truth.  ``coarse`` optionally merges truth classes for a
-second score (e.g. templates that differ only by name).
+second score (e.g. templates that differ only by name); ``stubs`` optionally
+splits off the pages of a truth class that carry a marker (commons-math3's
+"No usage of" class-use stubs) for another score.
 
 ``ensure(corpus)`` fetches a missing package with ``apt-get download`` and
 unpacks it with ``dpkg -x`` into ``$CORPORA_DIR`` (default
@@ -49,6 +51,9 @@ CORPORA = {
         root="libcommons-math3-java-doc/usr/share/doc/libcommons-math3-java/api",
         # index.html is a <frameset> whose only <a> is inside <noframes>: start at the overview
         entry="overview-summary.html",
+        # 418 of the 926 class-use pages say only "No usage of …": navigation bars, no
+        # content links.  Scored once more with them as a class of their own
+        stubs=("class_use", "class_use_stub", b">No usage of "),
         classes=[
             ("class_use", r"/class-use/[^/]+\.html$"),
             ("package_summary", r"(^|/)package-summary\.html$"),
@@ -99,6 +104,23 @@ def label(corpus: str, relpath: str) -> str | None:
         if rx.search(p):
             return name
     return None
+
+
+def stub_truth(corpus: str, truth: dict[str, str]) -> dict[str, str] | None:
+    """``truth`` with the corpus's stub pages (``stubs``: truth class, stub class, marker
+    bytes in the file) relabelled as their own class; None when the corpus has none."""
+    spec = CORPORA[corpus].get("stubs")
+    if not spec:
+        return None
+    cls, stub, marker = spec
+    root = root_dir(corpus)
+    out = dict(truth)
+    for p, c in truth.items():
+        if c == cls:
+            with open(os.path.join(root, p), "rb") as fh:
+                if marker in fh.read():
+                    out[p] = stub
+    return out
 
 
 def root_dir(corpus: str) -> str:

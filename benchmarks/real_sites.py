@@ -9,7 +9,8 @@ strategy: serve the html root with a plain static server
 entry page (stop=stable, state in a throw-away SQLite store), then classify
 every page of the site with the exported model (``structcrawl classify`` on
 the files) and score it against the URL-regex ground truth: F*, entropy,
-purity, ARI, pairwise precision/recall, classes found vs truth classes.  The
+purity, ARI, pairwise precision/recall, classes found vs truth classes, and
+the confusion of truth classes with found classes (on stderr).  The
 learning curve of the crawl (replayed from its store) gets, after every model
 update, the queue size, the Q measure (seed 001 §4.3; reference schemas = union of the
 schemas of each truth class's crawled pages) and F* over the pages modelled so
@@ -33,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+from offline_real import print_confusion  # noqa: E402
 
 from structcrawl.export import write_model  # noqa: E402
 from structcrawl.metrics import evaluate  # noqa: E402
@@ -146,6 +148,10 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     if coarse_map:
         ct = {p: coarse_map.get(c, c) for p, c in truth.items()}
         res_coarse = evaluate({p: assigned.get(p) for p in ct}, ct)
+    stubs = corpora.stub_truth(corpus, truth)
+    res_stubs = evaluate({p: assigned.get(p) for p in stubs}, stubs) if stubs else None
+    log(f"   confusion (truth class, pages, found class: pages) of {corpus} / {strategy}:")
+    print_confusion({p: assigned.get(p) for p in truth}, stubs or truth, sys.stderr)
     curve = None
     try:
         curve = learning_curve(db, name, corpus, base)
@@ -161,7 +167,7 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     fetched = doc["crawl"].get("pages_fetched") or doc["crawl"]["pages_modelled"]
     return dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched, wall=wall,
                 stop=doc["crawl"].get("stop_reason"), found=len(doc["classes"]),
-                truth=len(set(truth.values())), res=res, coarse=res_coarse,
+                truth=len(set(truth.values())), res=res, coarse=res_coarse, stubs=res_stubs,
                 q=(doc["history"][-1].get("q") if doc.get("history") else None))
 
 
@@ -171,7 +177,8 @@ def table(rows: list[dict]) -> str:
     lines = [head, "|" + "|".join("---" for _ in range(14)) + "|"]
     for r in rows:
         for label, res, truth in ((r["corpus"], r["res"], r["truth"]),
-                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0)):
+                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0),
+                                  (r["corpus"] + " (stubs apart)", r["stubs"], r["stubs"]["classes"] if r["stubs"] else 0)):
             if res is None:
                 continue
             lines.append(

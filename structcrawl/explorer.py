@@ -145,7 +145,7 @@ class Explorer:
         if self.refiner and self.updates % self.refine_every == 0 and self._refine_due():
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
             self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
-        summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.mdl,
+        summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.class_bits(),
                                 self.frontier.untried())
         self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
                                           round(self.model.mdl, 4), self.frontier.pending_urls()))

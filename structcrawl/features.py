@@ -5,7 +5,9 @@ page schema and bag of tag paths.
   without positions, each step carrying the element's ``id`` and ``class`` so
   that presentation properties tell collections apart
   (``html/body/div#content/ul.books/li/a``).  Tokens of id/class values that
-  contain a digit vary per page (``item-123``) and become ``*``.
+  contain a digit vary per page (``item-123``) and become ``*``; so does an id
+  with characters other than letters, digits, ``_`` and ``-``
+  (``map#geos::geom::Point_map``): it is spelled from the content.
 * **Exact XPath** (seed 002 §3.3): the positional path of the link element,
   in lxml's ``getpath`` form (``/html/body/div[2]/ul/li[4]/a``); when a URL
   occurs several times on a page, its inbound XPath is the first (topmost)
@@ -38,6 +40,9 @@ _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=Tr
 # From the first part holding a digit to the end: "item-123" -> "item-*",
 # "pub_methods_classgeos_1_1geom_1_1Point" -> "pub_methods_classgeos_*".
 _VARYING_TOKEN = re.compile(r"(?<![^\-_])[^\-_]*\d.*")
+# An id holding anything but word characters and hyphens ("geos::geom::Point_map",
+# "section 2.1", "/docs/intro") is spelled from the page's content, not its layout.
+_CONTENT_ID = re.compile(r"[^\w\-]")
 _LINK_TAGS = ("a", "area")
 # Tags that are XPath name tests.  libxml2 keeps any tag name it meets
 # (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
@@ -114,7 +119,8 @@ def _step(tag: str, ident: str | None, cls: str | None) -> str:
     """A collection-path step: tag plus normalised ``#id`` and sorted ``.class`` tokens."""
     step = tag
     if ident:
-        step += "#" + _VARYING_TOKEN.sub("*", ident.strip(), count=1)
+        ident = ident.strip()
+        step += "#" + ("*" if _CONTENT_ID.search(ident) else _VARYING_TOKEN.sub("*", ident, count=1))
     if cls:
         tokens = sorted({_VARYING_TOKEN.sub("*", t, count=1) for t in cls.split()})
         if tokens:

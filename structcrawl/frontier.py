@@ -7,12 +7,18 @@ can come from many pages of that class and the model learns which class each
 
 Priorities, highest first:
 
-1. collections of singleton classes (seed 001: "always assigned top priority");
+1. collections of singleton classes never tried (seed 001: "always assigned
+   top priority"; once tried they rank as any other tried collection — the
+   one-page deprecated list of Javadoc otherwise took batch after batch);
 2. collections never tried: nobody knows yet where they lead;
 3. collections that can still teach the model something;
 4. collections already known to lead to one class with good support
    (``saturation_support`` pages, ``saturation_share`` of them in one class) —
-   kept, not dropped: they are where support comes from.
+   kept, not dropped: they are where support comes from.  This holds for a
+   singleton class's collections too: a one-page class tree or index whose
+   thousand links are known to lead to class pages stops coming first (on
+   commons-math3 the overview tree's list took every batch until the frontier
+   ran dry).
 
 Within a tier, ``densest`` prefers collections with many links relative to
 the class's outgoing links, ``sparsest`` the thin ones (menus, new regions);
@@ -61,7 +67,8 @@ class Batch:
 
 class Frontier:
     def __init__(self, strategy: str = "densest", batch_size: int = 10,
-                 saturation_support: int = 10, saturation_share: float = 0.9, trap_pages: int = 10) -> None:
+                 saturation_support: int = 10, saturation_share: float = 0.9, trap_pages: int = 10,
+                 probe_size: int = 5) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
         self.strategy = strategy
@@ -69,6 +76,11 @@ class Frontier:
         self.saturation_support = saturation_support
         self.saturation_share = saturation_share
         self.trap_pages = trap_pages
+        #: URLs handed out from a collection the first time: enough to see where it leads
+        #: (seed 001 fetches n = ``batch_size`` every time; a Javadoc site has 100+
+        #: collections, 15 classes × navigation bars, and trying each with n pages
+        #: took 40 % of commons-math3); later batches take ``batch_size``
+        self.probe_size = min(probe_size, batch_size)
         self.collections: dict[tuple[int, str], Collection] = {}
         self.issued: set[str] = set()
         self._seq = 0
@@ -156,12 +168,10 @@ class Frontier:
         return coll.cursor < len(coll.urls)
 
     def priority(self, coll: Collection, class_size: Callable[[int], int]) -> tuple:
-        if class_size(coll.source) <= 1:
-            tier = 3
-        elif not coll.tried:
-            tier = 2
-        elif self.saturated(coll):
+        if self.saturated(coll):
             tier = 0
+        elif not coll.tried:
+            tier = 3 if class_size(coll.source) <= 1 else 2
         else:
             tier = 1
         density = len(coll.urls) / max(1, self._class_links[coll.source])
@@ -179,9 +189,10 @@ class Frontier:
                 best, best_prio = coll, prio
         if best is None:
             return None
+        size = self.batch_size if best.tried else self.probe_size
         best.tried = True
         urls = []
-        while best.cursor < len(best.urls) and len(urls) < self.batch_size:
+        while best.cursor < len(best.urls) and len(urls) < size:
             url = best.urls[best.cursor]
             best.cursor += 1
             if url not in self.issued:
@@ -198,6 +209,7 @@ class Frontier:
             "saturation_support": self.saturation_support,
             "saturation_share": self.saturation_share,
             "trap_pages": self.trap_pages,
+            "probe_size": self.probe_size,
             "seq": self._seq,
             "issued": sorted(self.issued),
             "class_links": {str(k): v for k, v in sorted(self._class_links.items())},
@@ -212,7 +224,7 @@ class Frontier:
     @classmethod
     def from_state(cls, state: dict) -> "Frontier":
         f = cls(state["strategy"], state["batch_size"], state["saturation_support"], state["saturation_share"],
-                state["trap_pages"])
+                state["trap_pages"], state.get("probe_size", state["batch_size"]))
         f._seq = state["seq"]
         f.issued = set(state["issued"])
         f._class_links = Counter({int(k): v for k, v in state["class_links"].items()})

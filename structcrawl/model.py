@@ -83,6 +83,20 @@ TWIN_SIMILARITY = 0.95
 FINGERPRINT_OCCURRENCE = 0.3
 
 
+#: A path on at least this share of a group's pages is one of its sections (see ``told_apart``).
+SECTION_SHARE = 0.9
+
+
+def told_apart(a_counts: Counter, a_size: int, b_counts: Counter, b_size: int, evidence: int = 2) -> bool:
+    """Each group has sections the other never shows — link collections on ≥ ``SECTION_SHARE``
+    of its pages, present ``evidence`` times or more in all (one section on two pages, or two
+    sections on one page): two templates, not one with optional sections (the demo's news
+    index with its pager vs the month archive with its month list)."""
+    def exclusive(x: Counter, n: int, y: Counter) -> bool:
+        return sum(c for p, c in x.items() if c >= SECTION_SHARE * n and p not in y) >= evidence
+    return exclusive(a_counts, a_size, b_counts) and exclusive(b_counts, b_size, a_counts)
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     union = len(a | b)
     return len(a & b) / union if union else 1.0
@@ -98,6 +112,8 @@ class PageClass:
     schema_total: int = 0  #: Σ |schema(p)| over members
     url_total: int = 0  #: Σ URLs over members
     tag_counts: Counter = field(default_factory=Counter)  #: tag path -> members having it
+    _absent: tuple[int, float] = (-1, 0.0)  #: (size, Σ absent-path bits) cache of ``absent_bits``
+    _entropy: tuple[int, float] = (-1, 0.0)  #: (size, bits) cache of ``page_bits``
 
     @property
     def size(self) -> int:
@@ -123,6 +139,27 @@ class PageClass:
     def model_bits(self, costs: Costs) -> float:
         return costs.c_p * len(self.path_counts)
 
+    def page_bits(self, costs: Costs) -> float:
+        """Bits per member of the class's data: the empirical entropy of each path's
+        presence, Σ H(k/n), plus the URLs (c_u each).  Unlike the §3.2 per-page cost it
+        does not grow with every rare path the class meets (a path on 1 of n members
+        adds H(1/n) ≈ log2(n)/n bits), so it settles once the class has its shape:
+        what the stability rule watches.  Cached until the class changes."""
+        n = self.size
+        if self._entropy[0] != n:
+            self._entropy = (n, -math.fsum(q * math.log2(q) + (1 - q) * math.log2(1 - q)
+                                           for q in (k / n for k in self.path_counts.values() if k < n)))
+        return self._entropy[1] + costs.c_u * self.url_total / max(1, n)
+
+    def absent_bits(self) -> float:
+        """Bits a page having none of the class's paths pays for their absence (adaptive
+        code of ``class_code_length``); cached until the class changes (it only grows)."""
+        n = self.size
+        if self._absent[0] != n:
+            denom = n + 2 * _ALPHA
+            self._absent = (n, -math.fsum(math.log2((n - k + _ALPHA) / denom) for k in self.path_counts.values()))
+        return self._absent[1]
+
     def data_bits(self, costs: Costs) -> float:
         return _data_bits(self.size, len(self.path_counts), self.schema_total, self.url_total, costs)
 
@@ -146,6 +183,9 @@ class Candidate:
         self.schema = frozenset().union(*(p.schema for p in self.pages))
         self.schema_total = sum(len(p.schema) for p in self.pages)
         self.url_total = sum(p.url_count for p in self.pages)
+        self.path_counts = Counter()  #: path -> candidate pages having it
+        for p in self.pages:
+            self.path_counts.update(p.schema)
         counts = Counter()
         for p in self.pages:
             counts.update(p.tag_paths)
@@ -159,13 +199,13 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the model update did with one candidate, and the MDL figures behind it."""
+    """What the model update did with one candidate, and the code lengths behind it."""
 
     action: str  #: "merge" or "new"
     class_id: int
     pages: int
-    merge_delta: float | None  #: MDL increase of the best merge (None: no class yet)
-    new_delta: float  #: MDL increase of a new class
+    merge_bits: float | None  #: bits of the candidate in its cheapest class (None: no class yet)
+    new_bits: float  #: bits of the candidate as a class of its own
 
 
 class SiteModel:
@@ -178,6 +218,7 @@ class SiteModel:
         self.pages: dict[str, Page] = {}
         self.model_bits = 0.0
         self.data_bits = 0.0
+        self.known_paths: set[str] = set()  #: every path of every class schema
         self._next_id = 0
 
     # -- MDL -----------------------------------------------------------------
@@ -186,11 +227,13 @@ class SiteModel:
         return self.model_bits + self.data_bits
 
     def new_delta(self, cand: Candidate) -> float:
+        """Increase of the §3.2 MDL total if ``cand`` became a class of its own."""
         c = self.costs
         size = len(cand.schema)
         return c.c_p * size + _data_bits(cand.size, size, cand.schema_total, cand.url_total, c)
 
     def merge_delta(self, cand: Candidate, cls: PageClass) -> float:
+        """Increase of the §3.2 MDL total if ``cand`` joined ``cls``."""
         c = self.costs
         grown = sum(1 for p in cand.schema if p not in cls.path_counts)
         size = len(cls.path_counts) + grown
@@ -198,47 +241,97 @@ class SiteModel:
                            cls.url_total + cand.url_total, c)
         return c.c_p * grown + after - cls.data_bits(c)
 
+    def _path_bits(self, cand: Candidate) -> float:
+        """Bits to spell a path out in a class schema: an index among the known paths."""
+        known = len(self.known_paths) + sum(1 for p in cand.schema if p not in self.known_paths)
+        return math.log2(max(2, known))
+
+    def merge_bits(self, cand: Candidate, cls: PageClass, path_bits: float) -> float:
+        """Bits of ``cand``'s pages coded in ``cls`` (``class_code_length`` of each page
+        against the class as it is) plus spelling out the paths the class schema gains.
+        O(candidate paths): the class's share comes from its cached ``absent_bits``.
+        Sums are ``math.fsum``: exact whatever the order of the terms, which follows
+        the set order of path strings and so changes with the process's hash seed;
+        a resumed crawl must replay to the very same decisions."""
+        n, m = cls.size, cand.size
+        escape = math.log2((n + 2 * _ALPHA) / _ALPHA)
+        counts = cls.path_counts
+        terms = [m * math.log2(max(len(self.pages), n) / n), m * cls.absent_bits()]
+        for path, j in cand.path_counts.items():
+            k = counts.get(path)
+            if k is None:
+                terms.append(j * escape + path_bits)
+            else:  # present instead of absent on j pages
+                terms.append(j * math.log2((n - k + _ALPHA) / (k + _ALPHA)))
+        return math.fsum(terms)
+
+    def new_bits(self, cand: Candidate, path_bits: float) -> float:
+        """Bits of ``cand`` as a class of its own: its schema spelled out, each path's
+        presence over its pages (Krichevsky–Trofimov), the class label of each page."""
+        m = cand.size
+        bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(cand.path_counts)
+        return bits + math.fsum(kt_bits(j, m) for j in cand.path_counts.values())
+
+    def class_bits(self) -> dict[int, tuple[int, float]]:
+        """Class id -> (members, ``page_bits``): the model as the stability rule sees it."""
+        return {cid: (cls.size, cls.page_bits(self.costs)) for cid, cls in self.classes.items()}
+
     # -- updates -------------------------------------------------------------
     def update(self, cand: Candidate, dt: float = 0.0) -> Decision:
-        """Merge ``cand`` into its cheapest class or make it a new class, whichever MDL prefers.
+        """Merge ``cand`` into its cheapest class or make it a new class, whichever code is shorter.
 
-        Two rules come first, each absorbing the candidate whatever MDL says:
+        Two rules come first, each absorbing the candidate whatever the code says:
 
         * a class whose link schema is within ``dt`` of the candidate's (the
           distance of candidate selection, §3.1): the collapse rule of one batch
           applied across batches, with the model's classes as the large
-          authoritative groups.  Under the union-schema code every member pays
-          for each path its class gains, so without it a class built from one
-          batch could never take pages whose optional sections (reviews,
-          awards, a pager) that batch happened to lack;
+          authoritative groups;
         * a class whose tag-path fingerprint is a twin of the candidate's
           (Jaccard ≥ ``TWIN_SIMILARITY``): the same DOM structure means the same
           template even when the links inside differ (source listings whose
           code links vary by the symbols they mention).
+
+        Otherwise merge-or-new is decided by two-part code lengths, as in §3.2,
+        but with the adaptive data code of ``class_code_length`` (the one
+        classification uses) instead of the flat c_i/c_miss weights: joining
+        class C costs the candidate's pages their code in C plus the paths C's
+        schema gains; a new class costs its whole schema spelled out plus its
+        pages' code in it.  Under the flat code every member of C pays c_i +
+        c_miss for each path C gains, so a 300-page class could never take a
+        page with one path it had not seen (an optional section, a per-page id
+        in a path), and real sites broke into dozens of one-page fragments
+        (geos, Doxygen: 22 classes for 9 templates, the crawl never stable).
+        The adaptive code charges a rare path once, by how rare it is; a batch
+        of pages of another template still pays its differences on every page
+        and becomes a class of its own.  The code never merges groups that are
+        ``told_apart`` (each has a section the other never shows).  The §3.2
+        totals (``mdl``) are kept as the paper's measure of the model.
         """
-        new = self.new_delta(cand)
+        path_bits = self._path_bits(cand)
+        new = self.new_bits(cand, path_bits)
         best: PageClass | None = None
-        best_delta = None
+        best_bits = None
         near: tuple[float, float, int] | None = None  # (link distance, -twin similarity, id)
         for cls in self.classes.values():
-            delta = self.merge_delta(cand, cls)
-            if best_delta is None or delta < best_delta:
-                best, best_delta = cls, delta
+            bits = self.merge_bits(cand, cls, path_bits)
+            if best_bits is None or bits < best_bits:
+                best, best_bits = cls, bits
             dist = _distance(cand.schema, cls.path_counts)
             twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
             if dist < dt or twin >= TWIN_SIMILARITY:
                 near = min(near or (dist, -twin, cls.id), (dist, -twin, cls.id))
         if near is not None:
             target = self.classes[near[2]]
-            delta = self.merge_delta(cand, target)
+            bits = self.merge_bits(cand, target, path_bits)
             self._add_to(target, cand.pages)
-            return Decision("merge", target.id, cand.size, delta, new)
-        if best is not None and best_delta < new:
+            return Decision("merge", target.id, cand.size, bits, new)
+        if best is not None and best_bits < new and not told_apart(
+                cand.path_counts, cand.size, best.path_counts, best.size):
             self._add_to(best, cand.pages)
-            return Decision("merge", best.id, cand.size, best_delta, new)
+            return Decision("merge", best.id, cand.size, best_bits, new)
         cls = self.new_class()
         self._add_to(cls, cand.pages)
-        return Decision("new", cls.id, cand.size, best_delta, new)
+        return Decision("new", cls.id, cand.size, best_bits, new)
 
     def new_class(self) -> PageClass:
         cls = PageClass(self._next_id)
@@ -252,6 +345,7 @@ class SiteModel:
         self.data_bits -= cls.data_bits(c)
         cls.add(pages)
         for page in pages:
+            self.known_paths.update(page.schema)
             self.pages[page.url] = page
             self.page_class[page.url] = cls.id
         self.model_bits += cls.model_bits(c)
@@ -307,6 +401,13 @@ class SiteModel:
 
 
 _ALPHA = 0.5
+
+
+def kt_bits(k: int, n: int) -> float:
+    """Krichevsky–Trofimov code length of a binary sequence of length n with k ones:
+    -log2(Γ(k+½)·Γ(n−k+½) / (π·Γ(n+1))); 1 bit for one symbol."""
+    return (math.lgamma(n + 1) + math.log(math.pi) - math.lgamma(k + _ALPHA)
+            - math.lgamma(n - k + _ALPHA)) / math.log(2)
 
 
 def class_code_length(schema: frozenset[str], cls: PageClass, total: int) -> float:

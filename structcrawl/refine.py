@@ -17,9 +17,10 @@ reached from many places.  Two classes are merged when
    such a collection they were told apart by the site's own links, and the
    merge is vetoed; and
 4. they are **not told apart by their own link collections**: when each has a
-   collection on ≥ 90 % of its members that the other never shows, they are
-   two templates, not one with optional sections (the demo's news index with
-   its pager vs the month archive, fingerprints 0.82 alike).
+   collection on ≥ 90 % of its members that the other never shows (twice or
+   more in all: ``model.told_apart``, the rule the model update obeys too),
+   they are two templates, not one with optional sections (the demo's news
+   index with its pager vs the month archive, fingerprints 0.82 alike).
 
 Classes with fewer than ``min_members`` members merge only as twins
 (Jaccard ≥ 0.95): a menu's single destinations carry too little evidence.
@@ -39,7 +40,7 @@ from itertools import combinations
 
 from structcrawl.fingerprint import UnionFind, jaccard
 from structcrawl.frontier import Frontier
-from structcrawl.model import TWIN_SIMILARITY, SiteModel
+from structcrawl.model import TWIN_SIMILARITY, SiteModel, told_apart
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,7 @@ class Refiner:
                 if (a, b) in cocited and not (a in vouched and b in vouched)]
 
     def _told_apart(self, a, b) -> bool:
-        """Each class (of >= 3 members) has a link collection on nearly all its members
-        that the other never shows: two templates, not one with optional sections."""
-        def exclusive(x, y):
-            return x.size >= self.min_members and any(c >= 0.9 * x.size and p not in y.path_counts for p, c in x.path_counts.items())
-        return exclusive(a, b) and exclusive(b, a)
+        return told_apart(a.path_counts, a.size, b.path_counts, b.size)
 
     def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
         """Merge every approved pair, transitively (union-find); the oldest class id is kept."""

@@ -145,3 +145,12 @@ def test_link_cap_bounds_work():
     html = ("<html><body>" + "".join(f"<a href='/p{i}'>x</a>" for i in range(50)) + "</body></html>").encode()
     f = extract(html, "http://shop.test/", max_links=10)
     assert len(f.links) == 10 and f.truncated
+
+
+def test_ids_spelled_from_content_become_a_wildcard():
+    html = (b'<html><body><div id="nav-path"><a href="/a">a</a></div>'
+            b'<map id="geos::geom::Point_map" name="x"><area href="/b"></map>'
+            b'<div id="section 2.1"><a href="/c">c</a></div><div id="main_col"><a href="/d">d</a></div></body></html>')
+    f = extract(html, "http://t.test/")
+    assert sorted(f.schema) == ["html/body/div#*/a", "html/body/div#main_col/a", "html/body/div#nav-path/a",
+                                "html/body/map#*/area"]

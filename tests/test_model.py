@@ -2,12 +2,13 @@
 merge-vs-new decisions, frontier order, stability rule."""
 
 import math
+from collections import Counter
 
 import pytest
 
 from structcrawl.candidates import schema_distance, select_candidates
 from structcrawl.frontier import Frontier
-from structcrawl.model import Candidate, Costs, Page, SiteModel, encoding_cost
+from structcrawl.model import Candidate, Costs, Page, SiteModel, encoding_cost, kt_bits, told_apart
 from structcrawl.stability import StabilityRule, UpdateSummary
 
 COSTS = Costs()
@@ -41,25 +42,68 @@ def test_model_totals_are_sums_of_page_encodings():
     assert m.data_bits == pytest.approx(direct)
 
 
+def test_kt_bits():
+    assert kt_bits(1, 1) == pytest.approx(1.0)
+    # KT probability of "1, 1": 1/2 · (1 + 1/2) / 2 = 3/8
+    assert kt_bits(2, 2) == pytest.approx(-math.log2(3 / 8))
+    # of "1, 0": 1/2 · (0 + 1/2) / 2 = 1/8
+    assert kt_bits(1, 2) == pytest.approx(3.0)
+
+
 def test_merge_vs_new_decisions():
     m = SiteModel()
     first = m.update(Candidate([page(f"b{i}", "nav", "list", "side") for i in range(3)]))
-    assert first.action == "new" and first.merge_delta is None
-    # same schema: merging costs only the new pages' data, a new class also its model
+    assert first.action == "new" and first.merge_bits is None
+    # a new class: 3 paths spelled out among 3 known (log2 3 each), each present on 3 of 3 pages (KT)
+    assert first.new_bits == pytest.approx(3 * math.log2(3) + 3 * kt_bits(3, 3))
+    # the same schema: each path present on 3 of 3 members costs -log2(3.5 / 4); label log2(3/3) = 0
     same = m.update(Candidate([page("b9", "nav", "list", "side")]))
     assert same.action == "merge" and same.class_id == first.class_id
-    assert same.merge_delta == pytest.approx(3 * 0.8 + 1)  # 3 indices + 1 URL
-    assert same.new_delta == pytest.approx(3 * 1 + 3 * 0.8 + 1)
-    # disjoint schema: a new class
+    assert same.merge_bits == pytest.approx(3 * -math.log2(3.5 / 4))
+    # alone: label log2(4/1), 3 paths spelled out, 1 bit of KT each
+    assert same.new_bits == pytest.approx(2 + 3 * math.log2(3) + 3)
+    # disjoint schema: in the 4-member class, 3 absent paths and 4 unseen ones
+    # (escape log2(5/.5) + spelled out log2(7) each) cost more than a class of its own
     other = m.update(Candidate([page("x1", "a", "b", "c", "d")]))
+    assert other.merge_bits == pytest.approx(3 * math.log2(5 / 0.5) + 4 * (math.log2(5 / 0.5) + math.log2(7)))
+    assert other.new_bits == pytest.approx(math.log2(5) + 4 * math.log2(7) + 4)
     assert other.action == "new" and other.class_id != first.class_id
     assert len(m.classes) == 2
-    # incremental totals equal a from-scratch sum
+    # the §3.2 totals stay sums of the paper's page encodings
     total = 0.0
     for cls in m.classes.values():
         total += len(cls.schema) * COSTS.c_p
         total += sum(encoding_cost(m.pages[u].schema, 1, cls.schema, COSTS) for u in cls.members)
     assert m.mdl == pytest.approx(total)
+
+
+def test_a_big_class_takes_a_page_with_an_optional_section():
+    """Under the flat §3.2 code each of 40 members would pay for the new path; the adaptive
+    code charges the newcomer once, so the page joins instead of founding a fragment."""
+    m = SiteModel()
+    core = [f"p{i}" for i in range(8)]
+    m.update(Candidate([page(f"c{i}", *core) for i in range(40)]))
+    cand = Candidate([page("odd", *core, "inherited")])
+    assert m.merge_delta(cand, m.classes[0]) > m.new_delta(cand)  # the paper's code: a new class
+    assert m.update(cand).action == "merge"
+
+
+def test_groups_told_apart_by_their_own_sections_are_not_merged():
+    # each has a section the other never shows: on 2 pages, or 2 sections on one page
+    a = Counter({"nav": 5, "pager": 5, "books": 5})
+    assert told_apart(a, 5, Counter({"nav": 2, "months": 2}), 2)
+    assert told_apart(a, 5, Counter({"nav": 1, "months": 1, "latest": 1}), 1)
+    # one page with one extra path is weak evidence: an optional section
+    assert not told_apart(a, 5, Counter({"nav": 1, "months": 1}), 1)
+    # a section on only 3 of 5 pages is optional, not the group's own
+    assert not told_apart(Counter({"nav": 5, "pager": 3}), 5, Counter({"nav": 2, "months": 2}), 2)
+    # in the model update: the code would merge these look-alike lists, the sections veto it
+    m = SiteModel()
+    shared = [f"chrome{i}" for i in range(8)]
+    m.update(Candidate([page(f"cat{i}", *shared, "pager", "books") for i in range(20)]))
+    news = Candidate([page("news", *shared, "newslist", "archive-link")])
+    assert m.merge_bits(news, m.classes[0], m._path_bits(news)) < m.new_bits(news, m._path_bits(news))
+    assert m.update(news).action == "new"
 
 
 def test_classify_picks_shortest_code_or_none():
@@ -167,6 +211,20 @@ def test_saturated_collection_yields_but_is_not_dropped():
     assert f.pop(size).key == (0, "dense")  # still served once nothing better is left
 
 
+def test_a_singleton_class_comes_first_only_until_tried_and_new_collections_are_probed():
+    f = Frontier("densest", batch_size=4, probe_size=2)
+    f.add_links(1, {"tree": [f"c{i}" for i in range(20)]})  # a one-page class tree
+    f.add_links(0, {"list": ["x1", "x2", "x3"]})
+    size = sizes({0: 5, 1: 1, 2: 10})
+    assert f.pop(size).urls == ("c0", "c1")  # singleton first (seed 001), a probe of 2
+    f.record((1, "tree"), [2, 2])
+    assert f.pop(size).urls == ("x1", "x2")  # a collection never tried comes next
+    assert f.pop(size).urls == ("c2", "c3", "c4", "c5")  # then the densest tried one, a full batch
+    f.record((1, "tree"), [2, 2, 2, 2, 2, 2, 2, 2])  # 10 pages, all class 2: saturated
+    assert f.pop(size).urls == ("x3",)  # a collection known to lead to one class yields
+    assert Frontier.from_state(f.to_state()).probe_size == 2
+
+
 def test_never_hands_out_a_url_twice():
     f = Frontier("densest", batch_size=10)
     f.add_links(0, {"a": ["x", "y"], "b": ["y", "z"]})
@@ -186,8 +244,8 @@ def test_unknown_strategy():
 # -- stability ------------------------------------------------------------------
 
 def summaries(*rows):
-    """(pages, class ids, mdl per page[, untried]) -> UpdateSummary objects."""
-    return [UpdateSummary(p, frozenset(ids), p * per, *rest) for p, ids, per, *rest in rows]
+    """(pages, class ids, data bits per page of every class[, untried]) -> UpdateSummary objects."""
+    return [UpdateSummary(p, frozenset(ids), {i: (p, per) for i in ids}, *rest) for p, ids, per, *rest in rows]
 
 
 def test_stability_fires_after_quiet_window_and_explains():
@@ -295,3 +353,24 @@ def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
     m4._add_to(m4.new_class(), [Page("s", frozenset({"nav"}), 1, skeleton)])
     m4._add_to(m4.new_class(), [Page("t", frozenset({"nav"}), 1, frozenset(list(skeleton)[:8]))])
     assert Refiner().refine(m4, f3, update=5) == []  # Jaccard 0.8
+
+
+def test_stability_watches_each_class_not_the_mix():
+    before = UpdateSummary(100, frozenset({0, 1}), {0: (90, 10.0), 1: (10, 50.0)})
+    # the crawl spent the window in class 1: the §3.2 average per page would go from 14 to 30
+    after = UpdateSummary(200, frozenset({0, 1}), {0: (100, 10.0), 1: (100, 50.0)})
+    assert StabilityRule.drift(before, after) == 0
+    moved = UpdateSummary(200, frozenset({0, 1}), {0: (100, 11.0), 1: (100, 50.0)})
+    assert StabilityRule.drift(before, moved) == pytest.approx(90 * 1.0 / (90 * 10 + 10 * 50))
+    # one class's estimate up, another's down by as many bits per page in all: the average held
+    swap = UpdateSummary(200, frozenset({0, 1}), {0: (100, 11.0), 1: (100, 41.0)})
+    assert StabilityRule.drift(before, swap) == pytest.approx(0)
+
+
+def test_class_page_bits_are_presence_entropy_plus_urls():
+    m = SiteModel()
+    m.update(Candidate([page("a", "nav", "opt", urls=2), page("b", "nav", "opt", urls=2),
+                        page("c", "nav", urls=2), page("d", "nav", urls=2)]))
+    # nav on 4 of 4: 0 bits; opt on 2 of 4: H(1/2) = 1 bit; 8 URLs over 4 members
+    assert m.classes[0].page_bits(COSTS) == pytest.approx(1 + 2)
+    assert m.class_bits() == {0: (4, pytest.approx(3.0))}
