@@ -289,7 +289,10 @@ class SiteModel:
         * a class whose tag-path fingerprint is a twin of the candidate's
           (Jaccard ≥ ``TWIN_SIMILARITY``): the same DOM structure means the same
           template even when the links inside differ (source listings whose
-          code links vary by the symbols they mention).
+          code links vary by the symbols they mention) —
+          unless the two are ``told_apart``: the demo's author and publisher
+          pages are tag-path twins from one frame, told apart by their own
+          sections (co-authors vs imprints and website).
 
         Otherwise merge-or-new is decided by two-part code lengths, as in §3.2,
         but with the adaptive data code of ``class_code_length`` (the one
@@ -318,7 +321,8 @@ class SiteModel:
                 best, best_bits = cls, bits
             dist = _distance(cand.schema, cls.path_counts)
             twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
-            if dist < dt or twin >= TWIN_SIMILARITY:
+            if (dist < dt or twin >= TWIN_SIMILARITY) and not (
+                    min(cand.size, cls.size) >= 2 and told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size)):
                 near = min(near or (dist, -twin, cls.id), (dist, -twin, cls.id))
         if near is not None:
             target = self.classes[near[2]]
