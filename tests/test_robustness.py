@@ -80,6 +80,14 @@ def hostile(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def hostile_exhaust(tmp_path_factory):
+    """sparsest-first and stop=exhaust: nothing but the trap rules stops the traps (with stop=stable the
+    model can settle before a trap shows its tenth page)."""
+    return _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path_factory.mktemp("exhaust"),
+                  "--strategy", "sparsest", "--stop", "exhaust")
+
+
+@pytest.fixture(scope="module")
 def clean(tmp_path_factory):
     return _crawl(DemoSite(pages=150, seed=1), tmp_path_factory.mktemp("clean"))
 
@@ -214,7 +222,8 @@ def test_session_paths_and_growing_queries_are_contained(hostile):
     assert hostile.model["crawl"]["stop_reason"] != "max_pages"
 
 
-def test_traps_are_found_by_rule_and_logged(hostile):
+def test_traps_are_found_by_rule_and_logged(hostile_exhaust):
+    hostile = hostile_exhaust
     shapes = [m for m in re.findall(r"Spider trap: 10 pages of URL shape (\S+) ", hostile.log)]
     host = hostile.base.split("//", 1)[1]
     assert {s.replace(host, "") for s in shapes} >= {"/hostile/s/*/page", "/hostile/grow?q", "/hostile/self?r"}
@@ -231,10 +240,9 @@ def test_url_length_limit(hostile):
     assert hostile.failed["url_too_long"] == 1
 
 
-def test_traps_are_contained_whatever_the_priorities(tmp_path):
+def test_traps_are_contained_whatever_the_priorities(hostile_exhaust):
     """sparsest-first and stop=exhaust: nothing but the rules stops the traps, and the crawl ends."""
-    crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "--strategy", "sparsest",
-                   "--stop", "exhaust")
+    crawl = hostile_exhaust
     assert crawl.model["crawl"]["stop_reason"] == "finished"
     site = DemoSite(pages=150, seed=1)
     assert {crawl.base + p for p, _c in site.truth()} <= {u for c in crawl.model["classes"] for u in c["members"]}
@@ -278,7 +286,8 @@ def test_a_resumed_crawl_remembers_its_traps(tmp_path):
 
 
 def test_traps_switched_off_run_to_the_page_ceiling(tmp_path):
-    crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "-s", "STRUCTCRAWL_TRAP_PAGES=0")
+    crawl = _crawl(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), tmp_path, "-s", "STRUCTCRAWL_TRAP_PAGES=0",
+                   "--stop", "exhaust")
     assert crawl.model["crawl"]["stop_reason"] == "max_pages"
     assert "trap" not in crawl.failed
 

@@ -44,6 +44,8 @@ def break_mid_crawl(demo, cmd: list[str], tmp_path: Path, breaker) -> tuple[int,
         proc = subprocess.Popen(cmd, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=fh, text=True)
         try:
             wait_for(lambda: len(demo.log.gets(mark)) >= FAULT_AFTER, f"{FAULT_AFTER} pages fetched", proc)
+            # the writer group-commits: on a loaded machine the first commit can come after FAULT_AFTER pages
+            wait_for(lambda: committed(cmd[cmd.index("--db") + 1], demo), "a first commit", proc)
             breaker()
             proc.communicate(timeout=120)
         finally:
