@@ -16,6 +16,12 @@ update, the queue size, the Q measure (seed 001 §4.3; reference schemas = union
 schemas of each truth class's crawled pages) and F* over the pages modelled so
 far; it is saved in the model and drawn in ``structcrawl report``
 (``benchmarks/out/<corpus>-<strategy>.html``, ``…-curve.svg``).
+
+Baseline, same corpora, same run (``--no-baseline`` skips it): a full
+breadth-first crawl with a plain Scrapy spider, then offline UXClust (seed 002
+§3.3, ``benchmarks/bfs_baseline.py``) — once as the paper has it (exact XPath
+of the inbound link, similarity 0.8) and once by link-collection path
+(similarity 0.9), both at cut-off 20; unclustered pages count as singletons.
 Prints one table.  Nothing leaves 127.0.0.1.
 """
 
@@ -34,11 +40,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+from bfs_baseline import cluster_crawl, crawl_site  # noqa: E402
 from offline_real import print_confusion  # noqa: E402
 
 from structcrawl.export import write_model  # noqa: E402
 from structcrawl.metrics import evaluate  # noqa: E402
 from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
+from structcrawl.uxclust import Parameters  # noqa: E402
+
+#: the baseline's UXClust settings: (label, grouping, parameters)
+BASELINES = (("BFS + UXClust, exact XPath 0.8", "xpath", Parameters(cutoff=20, similarity=0.8)),
+             ("BFS + UXClust, collection path 0.9", "path", Parameters(cutoff=20, similarity=0.9)))
 
 OUT = HERE / "out"
 BIN = Path(sys.executable).parent
@@ -171,6 +183,41 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
                 q=(doc["history"][-1].get("q") if doc.get("history") else None))
 
 
+def run_baseline(corpus: str, log) -> list[dict]:
+    """The full breadth-first crawl of ``corpus`` once, clustered each way of ``BASELINES``; rows for ``table``."""
+    root = corpora.ensure(corpus, log)
+    pages = corpora.html_pages(corpus)
+    truth = {p: c for p in pages if (c := corpora.label(corpus, p)) is not None}
+    server, base = serve(root)
+    try:
+        t0 = time.monotonic()
+        crawl, _elapsed = crawl_site(base + corpora.CORPORA[corpus]["entry"])
+        wall = time.monotonic() - t0
+    finally:
+        server.terminate()
+        server.wait()
+
+    def label(url: str):
+        rel = relpath_of(url, base)
+        return truth.get(rel) if rel else None
+
+    rows = []
+    for name, group_by, params in BASELINES:
+        res = cluster_crawl(crawl, wall, label, params=params, group_by=group_by)
+        by_rel = {relpath_of(u, base): c for u, c in res.assignment.items()}
+        assigned = {p: by_rel.get(p) for p in truth}  # None (unclustered, not reached): a singleton
+        coarse_map = corpora.CORPORA[corpus].get("coarse")
+        ct = {p: coarse_map.get(c, c) for p, c in truth.items()} if coarse_map else None
+        stubs = corpora.stub_truth(corpus, truth)
+        c = res.clustering
+        rows.append(dict(corpus=corpus, strategy=name, site=len(pages), fetched=res.pages, wall=wall,
+                         stop=f"{c.unclustered / max(1, c.pages):.0%} unclustered", found=len(c.clusters),
+                         truth=len(set(truth.values())), res=evaluate(assigned, truth),
+                         coarse=evaluate(assigned, ct) if ct else None,
+                         stubs=evaluate(assigned, stubs) if stubs else None, q=None))
+    return rows
+
+
 def table(rows: list[dict]) -> str:
     head = ("| corpus | strategy | site pages | fetched | wall s | stop | F* | entropy | purity | ARI | "
             "pair P | pair R | Q (crawl) | classes found / truth |")
@@ -195,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="corpus to run (repeatable; default all)")
     ap.add_argument("--strategy", action="append", choices=["densest", "sparsest"],
                     help="strategy (repeatable; default both)")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the full breadth-first crawl + offline UXClust rows")
     args = ap.parse_args(argv)
     import tempfile
 
@@ -207,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
                 r = run_one(corpus, strategy, Path(tmp), log)
                 log(f"   fetched {r['fetched']} of {r['site']}, {r['wall']:.1f} s, F* {r['res']['fstar']:.3f}")
                 rows.append(r)
+            if not args.no_baseline:
+                log(f"== {corpus} / full breadth-first crawl + UXClust")
+                rows.extend(run_baseline(corpus, log))
     print(table(rows))
     print(f"\nreports: {OUT}/<corpus>-<strategy>.html")
     return 0
