@@ -17,13 +17,13 @@ from urllib.parse import unquote
 
 import pytest
 
-from helpers import PYTHON, AccessLog, run, serving, structcrawl, unused_port
+from helpers import PYTHON, QUIET, AccessLog, run, serving, structcrawl, unused_port
 from structcrawl.demo.hostile import HostileSite
 from structcrawl.demo.site import DemoSite
 
 MAX_PAGES = 800
-SETTINGS = ["-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0", "-s", "DOWNLOAD_TIMEOUT=2",
-            "-s", "RETRY_TIMES=1", "-s", f"DOWNLOAD_MAXSIZE={5 << 20}", "-s", f"DOWNLOAD_WARNSIZE={1 << 20}"]
+SETTINGS = [*QUIET, "-s", "DOWNLOAD_TIMEOUT=2", "-s", "RETRY_TIMES=1", "-s", f"DOWNLOAD_MAXSIZE={5 << 20}",
+            "-s", f"DOWNLOAD_WARNSIZE={1 << 20}"]
 
 
 class Crawl:
