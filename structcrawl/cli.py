@@ -180,6 +180,30 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+# Options that several sub-commands share, declared once; a sub-command passes only what differs (help, …).
+_SHARED_OPTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
+    "model": (("model",), {"metavar": "MODEL.json", "help": "site model written by a crawl"}),
+    "db": (("--db",), {"metavar": "URL", "help": "database URL (default: $STRUCTCRAWL_DB)"}),
+    "job": (("--job",), {"metavar": "NAME"}),
+    "output": (("-o", "--output"), {}),
+    "members": (("--members",), {"action": "store_true"}),
+    "json": (("--json",), {"action": "store_true"}),
+    "pages": (("--pages",), {"type": int, "default": 3000}),
+    "seed": (("--seed",), {"type": int, "default": 0}),
+}
+
+
+def _add_shared(p: argparse.ArgumentParser, name: str, **kwargs) -> None:
+    flags, shared = _SHARED_OPTIONS[name]
+    p.add_argument(*flags, **{**shared, **kwargs})
+
+
+def _add_command(sub, name: str, func, help: str, description: str, **defaults) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help, description=description)
+    p.set_defaults(func=func, **defaults)
+    return p
+
+
 def _add_crawl_options(p: argparse.ArgumentParser, default_output: str) -> None:
     p.add_argument("--strategy", choices=["densest", "sparsest"], help="link-collection priority (default densest)")
     p.add_argument("--max-pages", type=int, metavar="N", help="most pages to request (default: no limit)")
@@ -189,8 +213,8 @@ def _add_crawl_options(p: argparse.ArgumentParser, default_output: str) -> None:
         choices=["stable", "exhaust"],
         help="stop when the model is stable (default) or when the frontier is empty",
     )
-    p.add_argument("-o", "--output", metavar="MODEL.json", help=f"where to write the site model JSON (default {default_output})")
-    p.add_argument("--members", action="store_true", help="also export every class's member URLs")
+    _add_shared(p, "output", metavar="MODEL.json", help=f"where to write the site model JSON (default {default_output})")
+    _add_shared(p, "members", help="also export every class's member URLs")
     p.add_argument(
         "-s", "--set", action="append", metavar="NAME=VALUE", default=[], help="set a Scrapy/structcrawl setting (repeatable)"
     )
@@ -205,16 +229,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__import__('structcrawl').__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser(
-        "demo-site",
-        help="serve the built-in demo bookshop on 127.0.0.1, or write its ground truth",
-        description="Serve a deterministic, template-generated demo bookshop over HTTP on a "
+    p = _add_command(
+        sub, "demo-site", _cmd_demo_site,
+        "serve the built-in demo bookshop on 127.0.0.1, or write its ground truth",
+        "Serve a deterministic, template-generated demo bookshop over HTTP on a "
         "loopback port, or write its url,class ground-truth CSV.",
     )
     p.add_argument("--port", type=int, default=8000, help="TCP port to listen on (default 8000; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--pages", type=int, default=3000, help="approximate number of pages (default 3000)")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    _add_shared(p, "pages", help="approximate number of pages (default 3000)")
+    _add_shared(p, "seed", help="generator seed (default 0)")
     p.add_argument("--write-truth", metavar="FILE", help="write url,class CSV for every page and exit")
     p.add_argument(
         "--hostile",
@@ -227,12 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="prefix for URLs in the truth CSV (default: none, URLs are written as /path?query)",
     )
-    p.set_defaults(func=_cmd_demo_site)
 
-    p = sub.add_parser(
-        "evaluate",
-        help="score page-class assignments against a ground truth",
-        description="Score assignments (JSON lines {\"url\":…, \"class\":…}) against a url,class "
+    p = _add_command(
+        sub, "evaluate", _cmd_evaluate,
+        "score page-class assignments against a ground truth",
+        "Score assignments (JSON lines {\"url\":…, \"class\":…}) against a url,class "
         "truth CSV: F*, entropy, purity, adjusted Rand index, pairwise precision/recall. A page "
         "present in the truth but absent from the assignments, or assigned null, counts as a "
         "singleton cluster of its own. When truth URLs are relative (/path?query), assignment "
@@ -240,68 +263,63 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--assignments", required=True, metavar="FILE", help="JSON lines with url and class ('-' for stdin)")
     p.add_argument("--truth", required=True, metavar="TRUTH.csv", help="url,class CSV")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.set_defaults(func=_cmd_evaluate)
+    _add_shared(p, "json", help="print one JSON object instead of a table")
 
-    p = sub.add_parser(
-        "crawl",
-        help="crawl a site with the structure spider and write its site model",
-        description="Crawl URL with the structure spider (the settings of structcrawl.default_settings "
+    p = _add_command(
+        sub, "crawl", _cmd_crawl,
+        "crawl a site with the structure spider and write its site model",
+        "Crawl URL with the structure spider (the settings of structcrawl.default_settings "
         "plus -s overrides) until the site model is stable, then write the model JSON. Equivalent to "
         "'scrapy crawl structure -a start_url=URL …' in the project directory.",
     )
     p.add_argument("url", metavar="URL", help="start URL (http or https)")
-    p.add_argument("--job", help="job name, used for the default output file (default: the start host)")
+    _add_shared(p, "job", metavar=None, help="job name, used for the default output file (default: the start host)")
     _add_crawl_options(p, "<job>.model.json")
-    p.add_argument(
-        "--db",
-        metavar="URL",
+    _add_shared(
+        p, "db",
         help="keep the crawl state in this database (sqlite:///FILE, a file path, or postgresql+psycopg://…): "
         "the job can be stopped and resumed by running the same command again (= -s STRUCTCRAWL_DB=URL)",
     )
     p.add_argument("--fresh", action="store_true", help="with --db: start the job over, discarding its stored state")
-    p.set_defaults(func=_cmd_crawl)
 
-    p = sub.add_parser(
-        "jobs",
-        help="list the crawl jobs of a database and their state",
-        description="List the jobs stored in a crawl database (STRUCTCRAWL_DB): status (running, stopped, "
+    p = _add_command(
+        sub, "jobs", _cmd_jobs,
+        "list the crawl jobs of a database and their state",
+        "List the jobs stored in a crawl database (STRUCTCRAWL_DB): status (running, stopped, "
         "finished), stop reason, pages, classes, batches completed and in flight, runs, last update, start "
         "URL and who holds the lock.  Read-only: works while a crawl runs.",
     )
-    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
-    p.add_argument("--json", action="store_true", help="one JSON object per job instead of a table")
-    p.set_defaults(func=_cmd_jobs)
+    _add_shared(p, "db")
+    _add_shared(p, "json", help="one JSON object per job instead of a table")
 
-    p = sub.add_parser(
-        "export",
-        help="write the site model JSON of a job stored in a database",
-        description="Rebuild a stored job's crawl state (replaying its history) and write its site model "
+    p = _add_command(
+        sub, "export", _cmd_export,
+        "write the site model JSON of a job stored in a database",
+        "Rebuild a stored job's crawl state (replaying its history) and write its site model "
         "JSON: the same document, byte for byte, as the spider writes at close for that state.  Works at "
         "any time, also while the crawl runs (the state of its last commit).",
     )
-    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
-    p.add_argument("--job", metavar="NAME", help="the job to export (default: the database's only job)")
-    p.add_argument("-o", "--output", metavar="MODEL.json", help="output file, '-' for stdout (default <job>.model.json)")
-    p.add_argument(
-        "--members",
+    _add_shared(p, "db")
+    _add_shared(p, "job", help="the job to export (default: the database's only job)")
+    _add_shared(p, "output", metavar="MODEL.json", help="output file, '-' for stdout (default <job>.model.json)")
+    _add_shared(
+        p, "members",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="include (or not) every class's member URLs (default: as the crawl was configured)",
     )
-    p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser(
-        "cluster",
-        help="cluster the pages of a stored crawl offline by the XPath of their inbound link (UXClust)",
-        description="UXClust (Grigalis & Cenys) over a stored crawl: group the pages by the exact XPath of "
+    p = _add_command(
+        sub, "cluster", _cmd_cluster,
+        "cluster the pages of a stored crawl offline by the XPath of their inbound link (UXClust)",
+        "UXClust (Grigalis & Cenys) over a stored crawl: group the pages by the exact XPath of "
         "their inbound link (the first link to them in crawl order), put groups under the cut-off into an "
         "'unclustered' bucket, fingerprint each other group from sampled pages (tag paths on >= OCCURRENCE "
         "of the samples) and merge groups whose fingerprints have Jaccard >= SIMILARITY (union-find). Writes "
         "the clusters JSON and prints a summary table; progress goes to stderr.",
     )
-    p.add_argument("--db", metavar="URL", help="database URL (default: $STRUCTCRAWL_DB)")
-    p.add_argument("--job", metavar="NAME", help="the job to cluster (default: the database's only job)")
+    _add_shared(p, "db")
+    _add_shared(p, "job", help="the job to cluster (default: the database's only job)")
     p.add_argument(
         "--group-by",
         choices=["xpath", "path"],
@@ -315,53 +333,50 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of the samples a tag path must be on to enter the fingerprint (default 0.3)")
     p.add_argument("--similarity", type=float, default=0.8, metavar="F",
                    help="Jaccard of two fingerprints at which their groups merge (default 0.8)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    p.add_argument("-o", "--output", metavar="FILE", help="clusters JSON, '-' for stdout (default <job>.clusters.json)")
-    p.add_argument("--members", action="store_true", help="list every cluster's member URLs, and the unclustered ones")
+    _add_shared(p, "seed", help="sampling seed (default 0)")
+    _add_shared(p, "output", metavar="FILE", help="clusters JSON, '-' for stdout (default <job>.clusters.json)")
+    _add_shared(p, "members", help="list every cluster's member URLs, and the unclustered ones")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
-    p.set_defaults(func=_cmd_cluster)
 
-    p = sub.add_parser(
-        "classify",
-        help="assign pages (URLs or HTML files) to the classes of a site model",
-        description="Classify each INPUT with the site model: an http(s) URL is fetched, a local HTML "
+    p = _add_command(
+        sub, "classify", _cmd_classify,
+        "assign pages (URLs or HTML files) to the classes of a site model",
+        "Classify each INPUT with the site model: an http(s) URL is fetched, a local HTML "
         "file gets the URL --base-url + its path relative to --root; '-' reads inputs from stdin, one "
         "per line. Prints JSON lines {\"input\", \"url\", \"class\", \"cost\"} in input order (class null "
         "when no class fits; an \"error\" key when the input could not be read). Exit status 1 when some "
         "input failed, 2 for a bad model or arguments.",
     )
-    p.add_argument("model", metavar="MODEL.json", help="site model written by a crawl")
+    _add_shared(p, "model")
     p.add_argument("inputs", metavar="INPUT", nargs="+", help="URL, HTML file, or - for stdin")
     p.add_argument("--base-url", metavar="URL", help="URL of --root for local files (default: the model's start URL)")
     p.add_argument("--root", default=".", metavar="DIR", help="directory that --base-url stands for (default: current directory)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the JSON lines here (default stdout)")
+    _add_shared(p, "output", metavar="FILE", help="write the JSON lines here (default stdout)")
     p.add_argument("-j", "--jobs", type=int, default=8, metavar="N", help="inputs classified in parallel (default 8)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-URL fetch timeout (default 30)")
-    p.set_defaults(func=_cmd_classify)
 
-    p = sub.add_parser(
-        "report",
-        help="write a self-contained HTML report of a site model",
-        description="Write one self-contained HTML page (no script, no network) about a site model: the "
+    p = _add_command(
+        sub, "report", _cmd_report,
+        "write a self-contained HTML report of a site model",
+        "Write one self-contained HTML page (no script, no network) about a site model: the "
         "classes as a graph with the class links, a table of classes (sample URLs, schema paths, URL "
         "pattern, fingerprint size), the learning curve and the crawl summary.",
     )
-    p.add_argument("model", metavar="MODEL.json", help="site model written by a crawl")
-    p.add_argument("-o", "--output", metavar="FILE", help="the HTML file (default: MODEL with .json replaced by .html)")
-    p.set_defaults(func=_cmd_report)
+    _add_shared(p, "model")
+    _add_shared(p, "output", metavar="FILE", help="the HTML file (default: MODEL with .json replaced by .html)")
 
-    p = sub.add_parser(
-        "demo",
-        help="serve the demo bookshop, crawl it with the structure spider and show the classes",
-        description="Start the demo site on a free loopback port, crawl it with the structure spider, "
+    p = _add_command(
+        sub, "demo", _cmd_demo,
+        "serve the demo bookshop, crawl it with the structure spider and show the classes",
+        "Start the demo site on a free loopback port, crawl it with the structure spider, "
         "write the model JSON and print the discovered classes (size, a sample URL each), how the "
         "crawl stopped, and how the model scores against the demo's ground truth.",
+        loglevel=None,
     )
-    p.add_argument("--pages", type=int, default=3000, help="approximate number of demo pages (default 3000)")
-    p.add_argument("--seed", type=int, default=0, help="demo site generator seed (default 0)")
+    _add_shared(p, "pages", help="approximate number of demo pages (default 3000)")
+    _add_shared(p, "seed", help="demo site generator seed (default 0)")
     _add_crawl_options(p, "demo.model.json")
     p.add_argument("--no-evaluate", action="store_true", help="skip scoring the model against the ground truth")
-    p.set_defaults(func=_cmd_demo, loglevel=None)
 
     return parser
 

@@ -64,7 +64,8 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence, Set
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple, TextIO
 
@@ -439,13 +440,18 @@ def _command_error(message: str) -> Exception:
     return CommandError(message)
 
 
-def _open_text(path: str, what: str) -> TextIO:
-    if path == "-":
-        return sys.stdin
+@contextmanager
+def _open_text(path: str, what: str, name: str | None = None) -> Iterator[TextIO]:
+    """``path`` as text (``-``: stdin, left open); an OSError opening or reading it is a CommandError."""
     try:
-        return open(path, encoding="utf-8-sig", newline="")
+        fh = sys.stdin if path == "-" else open(path, encoding="utf-8-sig", newline="")
+        try:
+            yield fh
+        finally:
+            if fh is not sys.stdin:
+                fh.close()
     except OSError as exc:
-        raise _command_error(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+        raise _command_error(f"cannot read {what} {name or path!r}: {exc.strerror or exc}") from None
 
 
 def load_truth(path: str) -> dict[str, str]:
@@ -455,8 +461,7 @@ def load_truth(path: str) -> dict[str, str]:
     class values, or a url listed twice with different classes.
     """
     truth: dict[str, str] = {}
-    fh = _open_text(path, "truth")
-    try:
+    with _open_text(path, "truth") as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader, None)
@@ -492,11 +497,6 @@ def load_truth(path: str) -> dict[str, str]:
             raise _command_error(f"{path}: line {reader.line_num}: malformed CSV: {exc}") from None
         except UnicodeDecodeError:
             raise _command_error(f"{path}: not UTF-8 text") from None
-        except OSError as exc:
-            raise _command_error(f"cannot read truth {path!r}: {exc.strerror or exc}") from None
-    finally:
-        if fh is not sys.stdin:
-            fh.close()
     return truth
 
 
@@ -508,11 +508,10 @@ def load_assignments(path: str, relative: bool = False) -> dict[str, Hashable | 
     Raises ``CommandError`` (with the line number) on malformed lines.
     """
     assigned: dict[str, Hashable | None] = {}
-    fh = _open_text(path, "assignments")
     name = "<stdin>" if path == "-" else path
     lineno = 0
     raw_decode = json.JSONDecoder().raw_decode
-    try:
+    with _open_text(path, "assignments", name) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
@@ -537,11 +536,6 @@ def load_assignments(path: str, relative: bool = False) -> dict[str, Hashable | 
                 assigned[_path_query(url) if relative else url] = cls
         except UnicodeDecodeError:
             raise _command_error(f"{name}: line {lineno + 1}: not UTF-8 text") from None
-        except OSError as exc:
-            raise _command_error(f"cannot read assignments {name!r}: {exc.strerror or exc}") from None
-    finally:
-        if fh is not sys.stdin:
-            fh.close()
     return assigned
 
 

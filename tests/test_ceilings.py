@@ -11,12 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_resume import PYTHON, committed, demo, job_info, partition, reference, run  # noqa: F401
-
-
-def crawl_cmd(demo, db: str, out: Path, *extra: str) -> list[str]:
-    return [PYTHON, "-m", "structcrawl", "crawl", demo.url, "--db", db, "--job", "shop", "--stop", "exhaust",
-            "--members", "-o", str(out), "-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0", *extra]
+from test_resume import cli_crawl_cmd as crawl_cmd
+from test_resume import committed, demo, job_info, partition, reference, run  # noqa: F401
 
 
 def resume_to_the_end(demo, db: str, out: Path, reference) -> list[str]:

@@ -4,31 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from structcrawl.demo.server import start_in_thread
+from helpers import learn_offline, serving, structcrawl, unused_port
 from structcrawl.demo.site import DemoSite
-from structcrawl.explorer import run_offline
-from structcrawl.export import TagPathSamples, dumps, load_model, model_document, write_model
+from structcrawl.export import dumps, load_model, model_document, write_model
 from structcrawl.features import extract
 
-PYTHON = sys.executable
 SITE = DemoSite(pages=300, seed=5)
-
-
-def classify(*args: str, stdin: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "-m", "structcrawl", "classify", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
+classify = partial(structcrawl, "classify")
 
 
 def lines(res: subprocess.CompletedProcess) -> list[dict]:
@@ -37,32 +24,14 @@ def lines(res: subprocess.CompletedProcess) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def server():
-    srv, base = start_in_thread(SITE)
-    yield base
-    srv.shutdown()
-    srv.server_close()
+    with serving(SITE) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory, server):
     """A model learnt offline from the site's pages, with the served site's start URL."""
-    features = {}
-
-    def fetch(url: str, depth: int = 0):
-        parts = urlsplit(url)
-        if parts.path.startswith("/cart"):
-            return None
-        status, headers, body = SITE.render(parts.path + (f"?{parts.query}" if parts.query else ""))
-        if status in (301, 302) and depth < 5:
-            return fetch(urljoin(url, headers["Location"]), depth + 1)
-        if status != 200:
-            return None
-        features[url] = extract(body, url)
-        return url, body
-
-    explorer = run_offline(fetch, server + "/", stop="exhaust")
-    samples = TagPathSamples()
-    samples.keep(features.values(), explorer.model.page_class)
+    _fetch, explorer, samples = learn_offline(SITE, server + "/", "exhaust")
     path = tmp_path_factory.mktemp("model") / "model.json"
     write_model(model_document(explorer, tag_paths=samples), path)
     return str(path)
@@ -77,6 +46,14 @@ def expected(model, path_qs: str, base: str) -> int | None:
     status, headers, body = SITE.render(path_qs)
     assert status == 200
     return model.classify_page(extract(body, base + path_qs, headers.get("Content-Type")))[0]
+
+
+def assert_one_classified(res: subprocess.CompletedProcess, model, server: str, path_qs: str) -> None:
+    """One input, reported under ``server + path_qs`` in the class the model gives that page."""
+    assert res.returncode == 0, res.stderr
+    [rec] = lines(res)
+    assert rec["url"] == server + path_qs
+    assert rec["class"] == expected(model, path_qs, server)
 
 
 def test_urls_are_fetched_and_classified(model_path, model, server):
@@ -119,10 +96,7 @@ def test_local_files_get_base_url_plus_relative_path(model_path, model, server, 
         assert rec["class"] == expected(model, p, server)
     # relative paths, --root defaulting to the current directory
     res = classify(model_path, "--base-url", server, "book/3.html", cwd=str(root))
-    assert res.returncode == 0, res.stderr
-    [rec] = lines(res)
-    assert rec["url"] == server + "/book/3.html"
-    assert rec["class"] == expected(model, "/book/3.html", server)
+    assert_one_classified(res, model, server, "/book/3.html")
 
 
 def test_base_url_defaults_to_the_model_start_url(model_path, model, server, tmp_path):
@@ -130,10 +104,7 @@ def test_base_url_defaults_to_the_model_start_url(model_path, model, server, tmp
     (tmp_path / "author").mkdir()
     (tmp_path / "author" / "5").write_bytes(body)
     res = classify(model_path, "author/5", cwd=str(tmp_path))
-    assert res.returncode == 0, res.stderr
-    [rec] = lines(res)
-    assert rec["url"] == server + "/author/5"
-    assert rec["class"] == expected(model, "/author/5", server)
+    assert_one_classified(res, model, server, "/author/5")
 
 
 def test_stdin_inputs_in_order_and_many(model_path, model, server, tmp_path):
@@ -177,12 +148,7 @@ def test_bad_inputs_give_error_lines_and_exit_1(model_path, server, tmp_path):
 
 
 def test_unreachable_url(model_path):
-    import socket
-
-    with socket.socket() as s:  # a port with nobody listening
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    res = classify(model_path, f"http://127.0.0.1:{port}/")
+    res = classify(model_path, f"http://127.0.0.1:{unused_port()}/")
     assert res.returncode == 1
     [rec] = lines(res)
     assert rec["class"] is None and "cannot fetch" in rec["error"]

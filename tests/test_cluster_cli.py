@@ -9,49 +9,33 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import sqlalchemy as sa
 
+import helpers
 from dbfixtures import pg_url  # noqa: F401 - fixture
-from structcrawl.demo.server import start_in_thread
+from helpers import PROJECT, assert_one_error, serving
 from structcrawl.demo.site import DemoSite
 from structcrawl.metrics import pairwise_precision_recall
 from structcrawl.store import schema as S
 from structcrawl.store.synthetic import fill, truth_of
 
-PYTHON = sys.executable
-PROJECT = Path(__file__).resolve().parent.parent
-
-
-def structcrawl(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "structcrawl", *args], cwd=str(cwd), capture_output=True, text=True,
-                          timeout=300)
-
-
-def assert_one_error(res: subprocess.CompletedProcess, message: str) -> None:
-    assert res.returncode == 2, res.stderr[-2000:]
-    assert "Traceback" not in res.stderr, res.stderr[-3000:]
-    errors = [line for line in res.stderr.splitlines() if line.startswith("structcrawl: error: ")]
-    assert len(errors) == 1 and message in errors[0], res.stderr[-2000:]
+structcrawl = partial(helpers.structcrawl, cwd=PROJECT)  # python -m structcrawl runs this checkout
 
 
 @pytest.fixture(scope="module")
 def demo_crawl(tmp_path_factory):
     """The default demo site crawled to the end (stop=exhaust) into a SQLite store, over real HTTP."""
     site = DemoSite()
-    server, base = start_in_thread(site)
     db = f"sqlite:///{tmp_path_factory.mktemp('crawl') / 'demo.db'}"
-    try:
+    with serving(site) as base:
         res = structcrawl("crawl", base + "/", "--db", db, "--job", "demo", "--stop", "exhaust", "-L", "WARNING",
                           "-o", str(tmp_path_factory.mktemp("model") / "demo.model.json"))
-    finally:
-        server.shutdown()
-        server.server_close()
     assert res.returncode == 0, res.stderr[-3000:]
     return site, db
 

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-PYTHON = sys.executable
+from helpers import structcrawl
 
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "-m", "structcrawl", "evaluate", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+run = partial(structcrawl, "evaluate", timeout=60)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from helpers import Recorder, learn_offline
 from structcrawl.demo.site import DemoSite
 from structcrawl.explorer import run_offline
 from structcrawl.export import (
@@ -20,40 +20,14 @@ from structcrawl.export import (
     model_document,
     write_model,
 )
-from structcrawl.features import extract
 
 BASE = "http://127.0.0.1:8000"
-
-
-class Recorder:
-    """A fetch function over a DemoSite (redirects followed, /cart refused) keeping features."""
-
-    def __init__(self, site: DemoSite) -> None:
-        self.site = site
-        self.features = {}
-
-    def __call__(self, url: str, depth: int = 0):
-        parts = urlsplit(url)
-        path_qs = parts.path + (f"?{parts.query}" if parts.query else "")
-        if parts.path.startswith("/cart"):
-            return None
-        status, headers, body = self.site.render(path_qs)
-        if status in (301, 302) and depth < 5:
-            return self(urljoin(url, headers["Location"]), depth + 1)
-        if status != 200:
-            return None
-        self.features[url] = extract(body, url, headers.get("Content-Type"))
-        return url, body
 
 
 @pytest.fixture(scope="module")
 def crawl():
     site = DemoSite(pages=400, seed=3)
-    fetch = Recorder(site)
-    explorer = run_offline(fetch, BASE + "/", stop="exhaust")
-    samples = TagPathSamples(per_class=20)
-    samples.keep(fetch.features.values(), explorer.model.page_class)
-    return site, fetch, explorer, samples
+    return (site, *learn_offline(site, BASE + "/", "exhaust", per_class=20))
 
 
 def document(crawl, **kw):

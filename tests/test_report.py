@@ -10,20 +10,17 @@ from lxml import etree, html as LH
 
 from structcrawl.cli import main
 from structcrawl.demo.site import DemoSite
-from structcrawl.explorer import run_offline
-from structcrawl.export import TagPathSamples, model_document, write_model
+from structcrawl.export import model_document, write_model
 from structcrawl.report import curve_svg, graph_svg, layout, quality_point, render_report, report_path_for
 
-from test_export import BASE, Recorder
+from helpers import learn_offline
+from test_export import BASE
 
 
 @pytest.fixture(scope="module")
 def crawl():
     site = DemoSite(pages=400, seed=3)
-    fetch = Recorder(site)
-    explorer = run_offline(fetch, BASE + "/", stop="stable")
-    samples = TagPathSamples(per_class=20)
-    samples.keep(fetch.features.values(), explorer.model.page_class)
+    fetch, explorer, samples = learn_offline(site, BASE + "/", "stable", per_class=20)
     doc = model_document(explorer, crawl={"stop_reason": "model_stable"}, tag_paths=samples)
     return site, fetch, explorer, json.loads(json.dumps(doc))
 

@@ -17,60 +17,23 @@ import os
 import random
 import signal
 import subprocess
-import sys
-import threading
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from dbfixtures import PgSchema, db_url, pg_url  # noqa: F401 - fixtures
-from structcrawl.demo.server import start_in_thread
+import helpers
+from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo
 from structcrawl.demo.site import DemoSite
 from structcrawl.store import CrawlStore
 from structcrawl.store import schema as S
 
-PYTHON = sys.executable
-SCRAPY = str(Path(PYTHON).with_name("scrapy"))
-PROJECT = Path(__file__).resolve().parent.parent
-QUIET = ["-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0"]
 DEADLINE = 120.0
-
-
-class AccessLog:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.entries: list[tuple[str, str, int]] = []
-
-    def __call__(self, method: str, path_qs: str, status: int) -> None:
-        with self.lock:
-            self.entries.append((method, path_qs, status))
-
-    def mark(self) -> int:
-        with self.lock:
-            return len(self.entries)
-
-    def gets(self, mark: int = 0) -> list[str]:
-        with self.lock:
-            return [p for m, p, _s in self.entries[mark:] if m == "GET" and p != "/robots.txt"]
-
-
-class Demo:
-    def __init__(self, site: DemoSite) -> None:
-        self.site = site
-        self.log = AccessLog()
-        self.server, self.base = start_in_thread(site, access_log=self.log)
-        self.url = self.base + "/"
-
-    def path(self, url: str) -> str:
-        assert url.startswith(self.base), url
-        return url[len(self.base):] or "/"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+run = partial(helpers.run, timeout=DEADLINE)  # these tests' deadline, also in test_ceilings and test_store_faults
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +52,16 @@ def crawl_cmd(demo: Demo, db: str | None, *extra: str, job: str = "shop", out: P
     return cmd
 
 
+def cli_crawl_cmd(demo: Demo, db: str, out: Path, *extra: str) -> list[str]:
+    """The job 'shop' crawled to the end through ``structcrawl crawl --db`` (test_ceilings, test_store_faults)."""
+    return [PYTHON, "-m", "structcrawl", "crawl", demo.url, "--db", db, "--job", "shop", "--stop", "exhaust",
+            "--members", "-o", str(out), *QUIET, *extra]
+
+
 def start(cmd: list[str], tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
     err = tmp_path / f"{name}.err"
     proc = subprocess.Popen(cmd, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
     return proc, err
-
-
-def run(cmd: list[str], cwd: Path = PROJECT, timeout: float = DEADLINE) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=str(cwd), capture_output=True, text=True, timeout=timeout)
 
 
 def wait_for(cond, what: str, proc: subprocess.Popen | None = None, deadline: float = DEADLINE) -> None:

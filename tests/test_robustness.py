@@ -12,30 +12,18 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
-import threading
 from collections import Counter
 from urllib.parse import unquote
 
 import pytest
 
-from structcrawl.demo.hostile import HostileSite, start_in_thread
+from helpers import PYTHON, QUIET, AccessLog, run, serving, structcrawl, unused_port
+from structcrawl.demo.hostile import HostileSite
 from structcrawl.demo.site import DemoSite
 
-PYTHON = sys.executable
 MAX_PAGES = 800
-SETTINGS = ["-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0", "-s", "DOWNLOAD_TIMEOUT=2",
-            "-s", "RETRY_TIMES=1", "-s", f"DOWNLOAD_MAXSIZE={5 << 20}", "-s", f"DOWNLOAD_WARNSIZE={1 << 20}"]
-
-
-class Log:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.entries: list[tuple[str, str, int]] = []
-
-    def __call__(self, method: str, path: str, status: int) -> None:
-        with self.lock:
-            self.entries.append((method, path, status))
+SETTINGS = [*QUIET, "-s", "DOWNLOAD_TIMEOUT=2", "-s", "RETRY_TIMES=1", "-s", f"DOWNLOAD_MAXSIZE={5 << 20}",
+            "-s", f"DOWNLOAD_WARNSIZE={1 << 20}"]
 
 
 class Crawl:
@@ -54,24 +42,13 @@ class Crawl:
 
 
 def _crawl(site: HostileSite | DemoSite, tmp, *extra: str) -> Crawl:
-    log = Log()
-    if isinstance(site, HostileSite):
-        server, base = start_in_thread(site, access_log=log)
-    else:
-        from structcrawl.demo.server import start_in_thread as start_demo
-
-        server, base = start_demo(site, access_log=log)
-    try:
-        res = subprocess.run([PYTHON, "-m", "structcrawl", "crawl", base + "/", "-o", "m.json", "--members",
-                              "--max-pages", str(MAX_PAGES), *SETTINGS, *extra],
-                             cwd=str(tmp), capture_output=True, text=True, timeout=300)
-    finally:
-        server.shutdown()
-        server.server_close()
+    log = AccessLog()
+    with serving(site, log) as base:
+        res = structcrawl("crawl", base + "/", "-o", "m.json", "--members", "--max-pages", str(MAX_PAGES), *SETTINGS,
+                          *extra, cwd=tmp)
     assert res.returncode == 0, res.stderr[-3000:]
     model = json.loads((tmp / "m.json").read_text(encoding="utf-8"))
-    with log.lock:
-        return Crawl(res, model, list(log.entries), base)
+    return Crawl(res, model, log.since(0), base)
 
 
 @pytest.fixture(scope="module")
@@ -255,12 +232,11 @@ def test_a_resumed_crawl_remembers_its_traps(tmp_path):
     import signal
     import time
 
-    log = Log()
-    server, base = start_in_thread(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), access_log=log)
-    cmd = [PYTHON, "-m", "structcrawl", "crawl", base + "/", "-o", "m.json", "--db", f"sqlite:///{tmp_path / 'c.db'}",
-           *SETTINGS]
-    err = tmp_path / "first.err"
-    try:
+    log = AccessLog()
+    with serving(HostileSite(DemoSite(pages=150, seed=1), slow_seconds=6), log) as base:
+        cmd = [PYTHON, "-m", "structcrawl", "crawl", base + "/", "-o", "m.json", "--db",
+               f"sqlite:///{tmp_path / 'c.db'}", *SETTINGS]
+        err = tmp_path / "first.err"
         with open(err, "w") as fh:
             proc = subprocess.Popen(cmd, cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=fh)
             deadline = time.monotonic() + 120
@@ -270,10 +246,7 @@ def test_a_resumed_crawl_remembers_its_traps(tmp_path):
             proc.wait(timeout=120)
         first = err.read_text()
         assert "Spider trap: " in first and "Closing spider (shutdown)" in first, first[-3000:]
-        second = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
-    finally:
-        server.shutdown()
-        server.server_close()
+        second = run(cmd, cwd=tmp_path, timeout=300)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "Resuming job" in second.stderr
     assert re.search(r"'structcrawl/trap_shapes': [1-9]", second.stderr)
@@ -308,13 +281,10 @@ def test_links_are_resolved_and_only_http_in_scope_fetched(hostile):
 
 def test_demo_site_hostile_switch(tmp_path):
     """``structcrawl demo-site --hostile`` serves the hostile pages; polled with a deadline, then stopped."""
-    import socket
     import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()
     proc = subprocess.Popen([PYTHON, "-m", "structcrawl", "demo-site", "--hostile", "--pages", "100", "--port", str(port)],
                             cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import textwrap
 import threading
 from collections import Counter
@@ -20,45 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from structcrawl.demo.server import start_in_thread
+from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run, unused_port
 from structcrawl.demo.site import DemoSite
-
-PYTHON = sys.executable
-SCRAPY = str(Path(PYTHON).with_name("scrapy"))
-PROJECT = Path(__file__).resolve().parent.parent
-QUIET = ["-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0"]
-
-
-class AccessLog:
-    """Thread-safe list of (method, path_qs, status) answered by a demo server."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.entries: list[tuple[str, str, int]] = []
-
-    def __call__(self, method: str, path_qs: str, status: int) -> None:
-        with self.lock:
-            self.entries.append((method, path_qs, status))
-
-    def mark(self) -> int:
-        with self.lock:
-            return len(self.entries)
-
-    def since(self, mark: int) -> list[tuple[str, str, int]]:
-        with self.lock:
-            return list(self.entries[mark:])
-
-
-class Demo:
-    def __init__(self, site: DemoSite) -> None:
-        self.site = site
-        self.log = AccessLog()
-        self.server, self.base = start_in_thread(site, access_log=self.log)
-        self.url = self.base + "/"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +35,6 @@ def small_demo():
     d = Demo(DemoSite(pages=150, seed=1))
     yield d
     d.close()
-
-
-def run(cmd: list[str], cwd: Path | str, stdin: str | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=str(cwd), input=stdin, capture_output=True, text=True, timeout=timeout)
 
 
 def crawl(url: str, tmp_path: Path, *args: str, out: str = "model.json") -> tuple[subprocess.CompletedProcess, dict]:
@@ -378,12 +336,7 @@ def test_crawl_cli_errors_are_one_line(tmp_path, args, message):
 
 
 def test_crawl_cli_unreachable_start(tmp_path):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    res = run([PYTHON, "-m", "structcrawl", "crawl", f"http://127.0.0.1:{port}/", "-s", "LOG_LEVEL=CRITICAL",
+    res = run([PYTHON, "-m", "structcrawl", "crawl", f"http://127.0.0.1:{unused_port()}/", "-s", "LOG_LEVEL=CRITICAL",
                "-s", "RETRY_ENABLED=False"], cwd=tmp_path)
     assert res.returncode == 2
     assert "structcrawl: error: no page could be modelled" in res.stderr

@@ -25,15 +25,13 @@ import pytest
 import sqlalchemy as sa
 
 from dbfixtures import PG_URL, _with_search_path
-from test_resume import PYTHON, committed, demo, job_info, partition, reference, run, wait_for  # noqa: F401
+from test_resume import cli_crawl_cmd, committed, demo, job_info, partition, reference, run, wait_for  # noqa: F401
 
 FAULT_AFTER = 40  #: pages fetched before the database breaks
 
 
 def crawl_cmd(demo, db: str, out: Path) -> list[str]:
-    return [PYTHON, "-m", "structcrawl", "crawl", demo.url, "--db", db, "--job", "shop", "--stop", "exhaust",
-            "--members", "-o", str(out), "-s", "LOG_LEVEL=INFO", "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0",
-            "-s", "STRUCTCRAWL_DB_RETRIES=1"]
+    return cli_crawl_cmd(demo, db, out, "-s", "STRUCTCRAWL_DB_RETRIES=1")
 
 
 def break_mid_crawl(demo, cmd: list[str], tmp_path: Path, breaker) -> tuple[int, str, list[str]]:

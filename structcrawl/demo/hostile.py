@@ -240,6 +240,10 @@ class HostileHTTPServer(demo_server.DemoHTTPServer):
         self.stopping.set()
         super().shutdown()
 
+    def server_close(self) -> None:
+        self.stopping.set()  # slow pages end at once
+        super().server_close()
+
 
 def make_server(site: HostileSite, host: str = "127.0.0.1", port: int = 0, access_log=None) -> HostileHTTPServer:
     return HostileHTTPServer(site, (host, port), access_log=access_log)
@@ -247,22 +251,10 @@ def make_server(site: HostileSite, host: str = "127.0.0.1", port: int = 0, acces
 
 def start_in_thread(site: HostileSite, host: str = "127.0.0.1", port: int = 0, access_log=None):
     """Start serving ``site`` in a daemon thread; returns ``(server, base_url)``."""
-    server = make_server(site, host, port, access_log)
-    thread = threading.Thread(target=server.serve_forever, name=f"hostile-site:{server.server_address[1]}", daemon=True)
-    thread.start()
-    return server, server.base_url
+    return demo_server._run_in_thread(make_server(site, host, port, access_log), "hostile-site")
 
 
 def serve(site: HostileSite, host: str = "127.0.0.1", port: int = 8000, access_log=None) -> None:
     """Serve until interrupted (Ctrl-C); blocking."""
-    import sys
-
-    server = make_server(site, host, port, access_log)
-    print(f"serving hostile demo site ({len(site)} pages + /hostile/) on {server.base_url}/", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stopping.set()
-        server.server_close()
+    demo_server._serve_until_interrupted(make_server(site, host, port, access_log),
+                                         f"hostile demo site ({len(site)} pages + /hostile/)")

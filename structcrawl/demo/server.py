@@ -124,16 +124,23 @@ def start_in_thread(
 
     Stop it with ``server.shutdown()`` then ``server.server_close()``.
     """
-    server = make_server(site, host, port, access_log)
-    thread = threading.Thread(target=server.serve_forever, name=f"demo-site:{server.server_address[1]}", daemon=True)
-    thread.start()
-    return server, server.base_url
+    return _run_in_thread(make_server(site, host, port, access_log), "demo-site")
 
 
 def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 8000, access_log: AccessLog = None) -> None:
     """Serve ``site`` until interrupted (Ctrl-C); blocking."""
-    server = make_server(site, host, port, access_log)
-    print(f"serving demo site ({len(site)} pages) on {server.base_url}/", file=sys.stderr, flush=True)
+    _serve_until_interrupted(make_server(site, host, port, access_log), f"demo site ({len(site)} pages)")
+
+
+# The demo and the hostile site (structcrawl.demo.hostile) start and stop their servers alike.
+def _run_in_thread(server: DemoHTTPServer, name: str) -> tuple[DemoHTTPServer, str]:
+    thread = threading.Thread(target=server.serve_forever, name=f"{name}:{server.server_address[1]}", daemon=True)
+    thread.start()
+    return server, server.base_url
+
+
+def _serve_until_interrupted(server: DemoHTTPServer, what: str) -> None:
+    print(f"serving {what} on {server.base_url}/", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
