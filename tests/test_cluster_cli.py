@@ -105,7 +105,8 @@ def test_demo_crawl_by_link_collection_path_reaches_the_targets(demo_crawl, tmp_
     check_partition(doc, stored_inbound(db, "path_id"))
     precision, recall = score(doc, demo_truth(site))
     share = doc["unclustered"]["size"] / doc["pages"]
-    print(f"group by path, similarity 0.9, cut-off 20: P {precision:.3f} R {recall:.3f} unclustered {share:.1%}")
+    print(f"group by path, similarity 0.9, cut-off 20: P {precision:.3f} R {recall:.3f} "
+          f"unclustered {doc['unclustered']['size']} ({share:.1%}), {len(doc['classes'])} clusters")
     assert precision >= 0.95 and recall >= 0.95
     assert share <= 0.05
     assert doc["pages"] == len(site)  # the whole site was crawled and every page is accounted for
@@ -127,7 +128,8 @@ def test_demo_crawl_by_exact_xpath_as_in_the_paper(demo_crawl, tmp_path):
     assert sum(1 for x in inbound.values() if x is None) == 1  # the start page: nothing links to it before it
     precision, recall = score(doc, demo_truth(site))
     print(f"group by xpath, similarity 0.8, cut-off 20: P {precision:.3f} R {recall:.3f} "
-          f"unclustered {doc['unclustered']['size'] / doc['pages']:.1%}")
+          f"unclustered {doc['unclustered']['size']} ({doc['unclustered']['size'] / doc['pages']:.1%}), "
+          f"{len(doc['classes'])} clusters")
 
 
 def test_sqlite_and_postgresql_give_the_same_clusters(pg_url, tmp_path):  # noqa: F811 - fixture
