@@ -42,8 +42,8 @@ class BaselineResult:
     cluster_seconds: float  #: UXClust in memory
     clustering: Clustering
     assignment: dict[str, int | None]  #: final URL -> cluster id (None: unclustered)
-    precision: float  #: pairwise, on the clustered pages (seed 002 §4.2)
-    recall: float
+    precision: float | None  #: pairwise, on the clustered pages with a truth (seed 002 §4.2)
+    recall: float | None
 
 
 def _crawl_child(url: str, out: str, concurrency: int) -> None:
@@ -121,7 +121,9 @@ def cluster_crawl(rows: list[dict], crawl_seconds: float, truth_fn: Callable[[st
         ((r["url"], r[group_by], frozenset(r["tag_paths"])) for r in rows), params)
     cluster_seconds = time.perf_counter() - t0
     clustered = {u: c for u, c in assignment.items() if c is not None and truth_fn(u) is not None}
-    precision, recall = pairwise_precision_recall(clustered, {u: truth_fn(u) for u in clustered})
+    precision = recall = None  # no truth for any clustered page: nothing to score
+    if clustered:
+        precision, recall = pairwise_precision_recall(clustered, {u: truth_fn(u) for u in clustered})
     return BaselineResult(len(assignment), crawl_seconds, cluster_seconds, clustering, assignment, precision, recall)
 
 
@@ -145,24 +147,24 @@ def main() -> None:
     if args.crawl_to:
         _crawl_child(args.url, args.crawl_to, args.concurrency)
         return
-    truth: Callable[[str], Hashable | None] = lambda _u: None  # noqa: E731
-    if args.demo_truth:
-        from urllib.parse import urlsplit
+    from urllib.parse import urlsplit
 
-        from structcrawl.demo.site import DemoSite
+    from structcrawl.demo.site import DemoSite
 
-        site = DemoSite()
+    site = DemoSite() if args.demo_truth else None
 
-        def truth(u: str) -> str | None:
-            parts = urlsplit(u)
-            return site.classify(parts.path + (f"?{parts.query}" if parts.query else ""))
+    def truth(u: str) -> str | None:
+        if site is None:
+            return None
+        parts = urlsplit(u)
+        return site.classify(parts.path + (f"?{parts.query}" if parts.query else ""))
 
     res = run_baseline(args.url, truth, params=Parameters(cutoff=args.cutoff, similarity=args.similarity),
                        group_by=args.group_by, concurrency=args.concurrency)
     c = res.clustering
     print(f"{res.pages} pages crawled in {res.crawl_seconds:.1f} s, clustered in {res.cluster_seconds:.2f} s: "
-          f"{len(c.clusters)} clusters, {c.unclustered} unclustered ({c.unclustered / max(1, c.pages):.1%}); "
-          f"pairwise P {res.precision:.3f} R {res.recall:.3f}")
+          f"{len(c.clusters)} clusters, {c.unclustered} unclustered ({c.unclustered / max(1, c.pages):.1%})"
+          + ("" if res.precision is None else f"; pairwise P {res.precision:.3f} R {res.recall:.3f}"))
 
 
 if __name__ == "__main__":

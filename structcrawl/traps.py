@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Iterable
 from urllib.parse import urlsplit
 
 from structcrawl.features import PageFeatures

@@ -13,7 +13,6 @@ SQLite and on PostgreSQL (``STRUCTCRAWL_TEST_POSTGRES_URL``; unreachable = fail)
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from dbfixtures import PgSchema, db_url, pg_url  # noqa: F401 - fixtures
+from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 import helpers
 from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo
 from structcrawl.demo.site import DemoSite

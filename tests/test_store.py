@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import random
 import time
 from collections import Counter, deque
@@ -21,7 +20,7 @@ from collections import Counter, deque
 import pytest
 import sqlalchemy as sa
 
-from dbfixtures import BACKENDS, PgSchema, db_url, pg_url  # noqa: F401 - fixtures
+from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 from structcrawl.demo.site import DemoSite, fetcher
 from structcrawl.explorer import Explorer
 from structcrawl.export import TagPathSamples, dumps, model_document
@@ -215,7 +214,7 @@ def test_stored_history_replays_to_the_live_state(db_url, site):
 
 def test_export_from_the_store_is_the_live_document(db_url, site):
     store, session, explorer = open_session(db_url)
-    crawl = OfflineCrawl(site, explorer, session).run(steps=45)
+    OfflineCrawl(site, explorer, session).run(steps=45)
     figures = {"job": "demo", "pages_requested": 450, "pages_fetched": 440, "stop_reason": "shutdown",
                "stable_at_pages": None, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z"}
     assert session.close("stopped", "shutdown", {"document": figures}, timeout=60)

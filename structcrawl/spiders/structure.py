@@ -115,7 +115,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 from scrapy.utils.defer import deferred_from_coro
 
 from structcrawl.default_settings import STRUCTCRAWL_DEFAULTS
