@@ -1,12 +1,12 @@
-"""Baseline: a full breadth-first crawl + offline UXClust, as seed 002 does it (§3.3, §4.1).
+"""Baseline: a full breadth-first crawl + offline UXClust, as UXClust does it (§3.3, §4.1).
 
 ``run_baseline(start_url, truth_fn)`` crawls a locally served site with a
 plain Scrapy spider — breadth-first (``DEPTH_PRIORITY=1``, FIFO queues), no
 structcrawl frontier, every in-site link followed — computes each page's
-features with :mod:`structcrawl.features`, records for every URL the XPath of
+features with :mod:`structcrawl.core.features`, records for every URL the XPath of
 the link it was first seen under (the topmost occurrence on the first page
 that links to it: the paper's tuple), and clusters the pages with the
-in-memory UXClust (:func:`structcrawl.uxclust.cluster_pages`).
+in-memory UXClust (:func:`structcrawl.analysis.uxclust.cluster_pages`).
 
 The crawl runs in a child process (one Twisted reactor per process), which
 writes one JSON line per page: final URL, inbound XPath and link-collection
@@ -31,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from structcrawl.metrics import pairwise_precision_recall  # noqa: E402
-from structcrawl.uxclust import Clustering, Parameters, cluster_pages  # noqa: E402
+from structcrawl.analysis.metrics import pairwise_precision_recall  # noqa: E402
+from structcrawl.analysis.uxclust import Clustering, Parameters, cluster_pages  # noqa: E402
 
 
 @dataclass
@@ -42,7 +42,7 @@ class BaselineResult:
     cluster_seconds: float  #: UXClust in memory
     clustering: Clustering
     assignment: dict[str, int | None]  #: final URL -> cluster id (None: unclustered)
-    precision: float | None  #: pairwise, on the clustered pages with a truth (seed 002 §4.2)
+    precision: float | None  #: pairwise, on the clustered pages with a truth (UXClust §4.2)
     recall: float | None
 
 
@@ -51,8 +51,8 @@ def _crawl_child(url: str, out: str, concurrency: int) -> None:
     from scrapy.crawler import CrawlerProcess
     from scrapy.http import TextResponse
 
-    from structcrawl.features import extract
-    from structcrawl.urls import normalize_url
+    from structcrawl.core.features import extract
+    from structcrawl.core.urls import normalize_url
 
     start = normalize_url(url) or url
     host = start.split("//", 1)[1].split("/", 1)[0]

@@ -10,7 +10,7 @@ precision/recall against the demo site's truth on the clustered pages.
 
     python benchmarks/cluster_scale.py [--pages 1000000] [--base-pages 10000] [--backends sqlite,postgresql] [--rounds 2]
 
-Anchor (seed 002 Table 3): UXClust clustered 1,076,993 pages in 235 s on a
+Anchor (UXClust Table 3): UXClust clustered 1,076,993 pages in 235 s on a
 4-core laptop with MySQL (≈ 4,600 pages/s); the goal here is ≥ 18,000 pages/s
 with peak memory under 1 GB.
 """
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from structcrawl.demo.site import DemoSite  # noqa: E402
-from structcrawl.metrics import pairwise_precision_recall  # noqa: E402
+from structcrawl.analysis.metrics import pairwise_precision_recall  # noqa: E402
 from structcrawl.store.synthetic import fill, truth_of  # noqa: E402
 
 PG_URL = os.environ.get("STRUCTCRAWL_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

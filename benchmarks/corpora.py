@@ -91,6 +91,26 @@ CORPORA = {
                 "func": "callable"}),
 }
 
+
+def _shared_truth() -> dict:
+    """The development corpora's ground truth (``truth.py`` beside ``make_corpora.sh``), when present:
+    ``$STRUCTCRAWL_TRUTH`` or ``../shared/corpora/truth.py`` from the project root."""
+    path = os.environ.get("STRUCTCRAWL_TRUTH") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared", "corpora", "truth.py")
+    if not os.path.isfile(path):
+        return {}
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("structcrawl_corpora_truth", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CORPORA
+
+
+for _name, _spec in _shared_truth().items():
+    if _name not in CORPORA:
+        CORPORA[_name] = dict(package=_spec["package"], version=_spec["version"], generator=_spec["generator"],
+                              root=_spec["root"], entry=_spec["entry"], classes=list(_spec["classes"]))
+
 _COMPILED: dict[str, list[tuple[str, re.Pattern]]] = {}
 
 

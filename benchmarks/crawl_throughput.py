@@ -4,7 +4,7 @@
 
 Serves the demo site (``--pages`` pages) on a free loopback port in this
 process, then runs, each in its own subprocess (one Twisted reactor per
-process) and with the same settings (``structcrawl.default_settings`` plus
+process) and with the same settings (``structcrawl.settings`` plus
 ``-s`` overrides, so the same CONCURRENT_REQUESTS, per-domain limit,
 robots.txt, log level):
 
@@ -45,7 +45,7 @@ def _child(kind: str, url: str, out: str, overrides: list[str]) -> None:
     from scrapy.linkextractors import LinkExtractor
     from scrapy.spiders import CrawlSpider, Rule
 
-    from structcrawl.runner import build_settings, parse_setting_overrides
+    from structcrawl.crawling.runner import build_settings, parse_setting_overrides
     from structcrawl.spiders.structure import StructureSpider
 
     settings = parse_setting_overrides(overrides)

@@ -4,7 +4,7 @@
 
 Renders the first N pages of the default demo site (every class), then times,
 interleaved round by round, (a) ``lxml.html.fromstring(body)`` and (b)
-``structcrawl.features.extract(body, url)`` over all of them, and prints the
+``structcrawl.core.features.extract(body, url)`` over all of them, and prints the
 best-of-rounds times and the ratio b/a.  Goal (issue #2): ratio ≤ 2.5.
 """
 
@@ -16,7 +16,7 @@ import time
 import lxml.html
 
 from structcrawl.demo.site import DemoSite
-from structcrawl.features import extract
+from structcrawl.core.features import extract
 
 
 def main() -> None:

@@ -22,9 +22,9 @@ import time
 
 def child(size: int, stop: str, max_pages: int | None) -> dict:
     from structcrawl.demo.site import DemoSite, fetcher
-    from structcrawl.explorer import Explorer
-    from structcrawl.features import extract
-    from structcrawl.urls import normalize_url
+    from structcrawl.core.explorer import Explorer
+    from structcrawl.core.features import extract
+    from structcrawl.core.urls import normalize_url
 
     base = "http://127.0.0.1:8000"
     site = DemoSite(pages=size)

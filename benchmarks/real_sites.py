@@ -12,13 +12,13 @@ the files) and score it against the URL-regex ground truth: F*, entropy,
 purity, ARI, pairwise precision/recall, classes found vs truth classes, and
 the confusion of truth classes with found classes (on stderr).  The
 learning curve of the crawl (replayed from its store) gets, after every model
-update, the queue size, the Q measure (seed 001 §4.3; reference schemas = union of the
+update, the queue size, the Q measure (Crescenzi et al. §4.3; reference schemas = union of the
 schemas of each truth class's crawled pages) and F* over the pages modelled so
 far; it is saved in the model and drawn in ``structcrawl report``
 (``benchmarks/out/<corpus>-<strategy>.html``, ``…-curve.svg``).
 
 Baseline, same corpora, same run (``--no-baseline`` skips it): a full
-breadth-first crawl with a plain Scrapy spider, then offline UXClust (seed 002
+breadth-first crawl with a plain Scrapy spider, then offline UXClust (UXClust
 §3.3, ``benchmarks/bfs_baseline.py``) — once as the paper has it (exact XPath
 of the inbound link, similarity 0.8) and once by link-collection path
 (similarity 0.9), both at cut-off 20; unclustered pages count as singletons.
@@ -43,10 +43,10 @@ import corpora  # noqa: E402
 from bfs_baseline import cluster_crawl, crawl_site  # noqa: E402
 from offline_real import print_confusion  # noqa: E402
 
-from structcrawl.export import write_model  # noqa: E402
-from structcrawl.metrics import evaluate  # noqa: E402
+from structcrawl.sitemodel import write_model  # noqa: E402
+from structcrawl.analysis.metrics import evaluate  # noqa: E402
 from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
-from structcrawl.uxclust import Parameters  # noqa: E402
+from structcrawl.analysis.uxclust import Parameters  # noqa: E402
 
 #: the baseline's UXClust settings: (label, grouping, parameters)
 BASELINES = (("BFS + UXClust, exact XPath 0.8", "xpath", Parameters(cutoff=20, similarity=0.8)),

@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def _child(kind: str, url: str, db: str | None, out: str, overrides: list[str]) -> None:
     from scrapy.crawler import CrawlerProcess
 
-    from structcrawl.runner import build_settings, parse_setting_overrides
+    from structcrawl.crawling.runner import build_settings, parse_setting_overrides
     from structcrawl.spiders.structure import StructureSpider
 
     settings = parse_setting_overrides(overrides)

@@ -35,13 +35,13 @@ def _cmd_demo_site(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from structcrawl.metrics import run_evaluate
+    from structcrawl.analysis.metrics import run_evaluate
 
     return run_evaluate(args.assignments, args.truth, as_json=args.json)
 
 
 def _cmd_crawl(args: argparse.Namespace) -> int:
-    from structcrawl.runner import CrawlError, parse_setting_overrides, run_structure_crawl
+    from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
 
     try:
         overrides = parse_setting_overrides(args.set)
@@ -125,7 +125,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_cluster(args: argparse.Namespace) -> int:
     from structcrawl.store import StoreError
     from structcrawl.store.cluster import Progress, run_cluster, summary
-    from structcrawl.uxclust import Parameters
+    from structcrawl.analysis.uxclust import Parameters
 
     try:
         params = Parameters(cutoff=args.cutoff, samples=args.samples, occurrence=args.occurrence,
@@ -144,7 +144,7 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:
-    from structcrawl.classify import run_classify
+    from structcrawl.analysis.classify import run_classify
 
     return run_classify(
         args.model,
@@ -158,7 +158,7 @@ def _cmd_classify(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from structcrawl.export import ModelFormatError, load_model
+    from structcrawl.sitemodel import ModelFormatError, load_model
     from structcrawl.report import report_path_for, write_report
 
     try:
@@ -175,7 +175,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from structcrawl.demo_run import run_demo
+    from structcrawl.commands.demo import run_demo
 
     return run_demo(args)
 
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add_command(
         sub, "crawl", _cmd_crawl,
         "crawl a site with the structure spider and write its site model",
-        "Crawl URL with the structure spider (the settings of structcrawl.default_settings "
+        "Crawl URL with the structure spider (the settings of structcrawl.settings "
         "plus -s overrides) until the site model is stable, then write the model JSON. Equivalent to "
         "'scrapy crawl structure -a start_url=URL …' in the project directory.",
     )
@@ -325,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["xpath", "path"],
         default="xpath",
         help="group pages by the exact XPath of their inbound link (UXClust, the default) or by its "
-        "link-collection path (no positions, id/class kept: seed 001's link collections)",
+        "link-collection path (no positions, id/class kept: Crescenzi et al.'s link collections)",
     )
     p.add_argument("--cutoff", type=int, default=100, metavar="N", help="smallest group clustered, in pages (default 100)")
     p.add_argument("--samples", type=int, default=5, metavar="N", help="pages sampled per group for its fingerprint (default 5)")

@@ -16,9 +16,9 @@ from urllib.parse import urljoin, urlsplit
 
 from structcrawl.demo import hostile, server
 from structcrawl.demo.site import DemoSite
-from structcrawl.explorer import run_offline
-from structcrawl.export import TagPathSamples
-from structcrawl.features import extract
+from structcrawl.core.explorer import run_offline
+from structcrawl.sitemodel import TagPathSamples
+from structcrawl.core.features import extract
 
 PYTHON = sys.executable
 SCRAPY = str(Path(PYTHON).with_name("scrapy"))

@@ -11,8 +11,8 @@ import pytest
 
 from helpers import learn_offline, serving, structcrawl, unused_port
 from structcrawl.demo.site import DemoSite
-from structcrawl.export import dumps, load_model, model_document, write_model
-from structcrawl.features import extract
+from structcrawl.sitemodel import dumps, load_model, model_document, write_model
+from structcrawl.core.features import extract
 
 SITE = DemoSite(pages=300, seed=5)
 classify = partial(structcrawl, "classify")

@@ -21,7 +21,7 @@ import helpers
 from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import PROJECT, assert_one_error, serving
 from structcrawl.demo.site import DemoSite
-from structcrawl.metrics import pairwise_precision_recall
+from structcrawl.analysis.metrics import pairwise_precision_recall
 from structcrawl.store import schema as S
 from structcrawl.store.synthetic import fill, truth_of
 

@@ -1,4 +1,4 @@
-"""Site model JSON export and loading (``structcrawl.export``), offline: no HTTP, no Scrapy."""
+"""Site model JSON export and loading (``structcrawl.sitemodel``), offline: no HTTP, no Scrapy."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from helpers import Recorder, learn_offline
 from structcrawl.demo.site import DemoSite
-from structcrawl.explorer import run_offline
-from structcrawl.export import (
+from structcrawl.core.explorer import run_offline
+from structcrawl.sitemodel import (
     FORMAT,
     FORMAT_VERSION,
     ModelFormatError,
@@ -75,7 +75,7 @@ def test_classes_sorted_and_complete(crawl):
 
 
 def test_fingerprint_is_the_core_fingerprint_of_the_members(crawl):
-    from structcrawl.fingerprint import fingerprint
+    from structcrawl.analysis.fingerprint import fingerprint
 
     doc = document(crawl)
     _site, fetch, explorer, samples = crawl
@@ -92,7 +92,7 @@ def test_fingerprint_is_the_core_fingerprint_of_the_members(crawl):
 
 
 def test_url_patterns_match_members(crawl):
-    from structcrawl.urlpattern import matches
+    from structcrawl.analysis.urlpattern import matches
 
     doc = document(crawl)
     explorer = crawl[2]
@@ -115,7 +115,7 @@ def test_refinement_merges_are_exported():
 
     The model update keeps the demo's templates apart on its own (no refinement
     merge happens there), so one merge is applied the way ``Refiner.refine`` does."""
-    from structcrawl.refine import Merge
+    from structcrawl.core.refine import Merge
 
     explorer = run_offline(Recorder(DemoSite(pages=600, seed=3)), BASE + "/", stop="stable")
     keep, gone = sorted(explorer.model.classes)[-2:]
@@ -179,7 +179,7 @@ def test_write_is_atomic_and_leaves_no_temp_files(crawl, tmp_path):
 
 
 def test_tag_path_samples_are_bounded_and_shared():
-    from structcrawl.features import PageFeatures
+    from structcrawl.core.features import PageFeatures
 
     samples = TagPathSamples(per_class=3)
     paths = frozenset({"html", "html/body"})
@@ -239,7 +239,7 @@ def test_fingerprint_from_kept_tag_paths_when_the_core_has_no_counts(crawl):
     import copy
     from collections import Counter
 
-    from structcrawl.fingerprint import fingerprint
+    from structcrawl.analysis.fingerprint import fingerprint
 
     _site, _fetch, explorer, samples = crawl
     bare = copy.deepcopy(explorer)

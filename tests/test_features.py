@@ -1,7 +1,7 @@
 """Page features on hand-written HTML: exact XPaths, collection paths, URLs, encodings."""
 
-from structcrawl.features import extract, parse_html
-from structcrawl.urls import normalize_url
+from structcrawl.core.features import extract, parse_html
+from structcrawl.core.urls import normalize_url
 
 PAGE = b"""<!DOCTYPE html>
 <html><head><title>t</title></head>

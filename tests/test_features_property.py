@@ -16,8 +16,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from structcrawl.features import extract, features_from_tree, parse_html
-from structcrawl.urls import normalize_url
+from structcrawl.core.features import extract, features_from_tree, parse_html
+from structcrawl.core.urls import normalize_url
 
 BASE = "http://site.test/dir/page.html"
 TAGS = ["div", "ul", "li", "a", "p", "span", "table", "tr", "td", "nav", "section", "area", "map",
@@ -144,7 +144,7 @@ def test_link_cap_holds(doc, cap):
 
 
 def _explorer():
-    from structcrawl.explorer import Explorer
+    from structcrawl.core.explorer import Explorer
 
     ex = Explorer("http://site.test/")
     batch = ex.next_batch()

@@ -1,4 +1,4 @@
-"""Fingerprints, samples, union-find and merging (seed 002 §3.3)."""
+"""Fingerprints, samples, union-find and merging (UXClust §3.3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structcrawl.fingerprint import (
+from structcrawl.analysis.fingerprint import (
     UnionFind,
     fingerprint,
     jaccard,

@@ -1,7 +1,7 @@
-"""Quality measures of structcrawl.metrics on hand-computed cases.
+"""Quality measures of structcrawl.analysis.metrics on hand-computed cases.
 
-Definitions: seed 001 §4.1 (F*, entropy in bits, purity) and §4.3 (F, RevF, Q on
-schemas); seed 000 §4 (adjusted Rand index); seed 002 §4.2 (pairwise P/R).
+Definitions: Crescenzi et al. §4.1 (F*, entropy in bits, purity) and §4.3 (F, RevF, Q on
+schemas); Chakrabarti & Mehta §4 (adjusted Rand index); UXClust §4.2 (pairwise P/R).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structcrawl.metrics import (
+from structcrawl.analysis.metrics import (
     Contingency,
     Unassigned,
     adjusted_rand_index,
@@ -257,7 +257,7 @@ def test_large_input_uses_exact_integer_pair_counts():
 
 
 # ---------------------------------------------------------------------------
-# Schema-based quality (seed 001 §4.3)
+# Schema-based quality (Crescenzi et al. §4.3)
 # Reference classes: A = {n, a}, B = {n, b} (n = a navigation path shared by both).
 # ---------------------------------------------------------------------------
 

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from structcrawl.candidates import schema_distance, select_candidates
-from structcrawl.frontier import Frontier
-from structcrawl.model import Candidate, Costs, Page, SiteModel, encoding_cost, kt_bits, told_apart
-from structcrawl.stability import StabilityRule, UpdateSummary
+from structcrawl.core.candidates import schema_distance, select_candidates
+from structcrawl.core.frontier import Frontier
+from structcrawl.core.model import Candidate, Costs, Page, SiteModel, encoding_cost, kt_bits, told_apart
+from structcrawl.core.stability import StabilityRule, UpdateSummary
 
 COSTS = Costs()
 
@@ -18,7 +18,7 @@ def page(url, *paths, urls=1):
     return Page(url, frozenset(paths), urls)
 
 
-# -- MDL (seed 001 §3.2) --------------------------------------------------------
+# -- MDL (Crescenzi et al. §3.2) --------------------------------------------------------
 
 def test_paper_example_cost():
     # p = {path1 (url11, url12), path3 (url31..url33), path4 (url41, url43)} against
@@ -131,7 +131,7 @@ def test_classify_is_not_pulled_to_small_schemas_by_optional_paths():
     assert m.classify(frozenset({"nav", "books"}))[0] == 0
 
 
-# -- candidate selection (seed 001 §3.1) ------------------------------------------
+# -- candidate selection (Crescenzi et al. §3.1) ------------------------------------------
 
 def test_distance():
     assert schema_distance(frozenset("abc"), frozenset("abc")) == 0
@@ -163,7 +163,7 @@ def test_menu_is_kept_apart():
     assert sorted(c.size for c in sel.candidates) == [1, 1, 1, 2]
 
 
-# -- frontier (seed 001 §3.3) ------------------------------------------------------
+# -- frontier (Crescenzi et al. §3.3) ------------------------------------------------------
 
 def sizes(mapping):
     return lambda cid: mapping.get(cid, 0)
@@ -216,7 +216,7 @@ def test_a_singleton_class_comes_first_only_until_tried_and_new_collections_are_
     f.add_links(1, {"tree": [f"c{i}" for i in range(20)]})  # a one-page class tree
     f.add_links(0, {"list": ["x1", "x2", "x3"]})
     size = sizes({0: 5, 1: 1, 2: 10})
-    assert f.pop(size).urls == ("c0", "c1")  # singleton first (seed 001), a probe of 2
+    assert f.pop(size).urls == ("c0", "c1")  # singleton first (Crescenzi et al.), a probe of 2
     f.record((1, "tree"), [2, 2])
     assert f.pop(size).urls == ("x1", "x2")  # a collection never tried comes next
     assert f.pop(size).urls == ("c2", "c3", "c4", "c5")  # then the densest tried one, a full batch
@@ -316,7 +316,7 @@ def test_tag_path_twins_are_one_template_whatever_their_links():
 
 
 def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
-    from structcrawl.refine import Refiner
+    from structcrawl.core.refine import Refiner
 
     skeleton = frozenset(f"html/body/div/p{i}" for i in range(10))
     m = SiteModel()

@@ -6,9 +6,9 @@ from collections import Counter
 import pytest
 
 from structcrawl.demo.site import DemoSite, fetcher
-from structcrawl.explorer import Explorer, run_offline
-from structcrawl.features import extract
-from structcrawl.metrics import evaluate
+from structcrawl.core.explorer import Explorer, run_offline
+from structcrawl.core.features import extract
+from structcrawl.analysis.metrics import evaluate
 
 BASE = "http://127.0.0.1:8000"
 

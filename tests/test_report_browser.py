@@ -20,8 +20,8 @@ import pytest
 from lxml import html as LH
 
 from structcrawl.demo.site import DemoSite
-from structcrawl.explorer import run_offline
-from structcrawl.export import TagPathSamples, model_document
+from structcrawl.core.explorer import run_offline
+from structcrawl.sitemodel import TagPathSamples, model_document
 from structcrawl.report import write_report
 
 from test_export import BASE, Recorder

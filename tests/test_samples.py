@@ -1,4 +1,4 @@
-"""Weighted greedy choice of sample pages (seed 003 §III-B)."""
+"""Weighted greedy choice of sample pages (Vertex §III-B)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structcrawl.samples import choose_samples, informativeness, path_weights
+from structcrawl.analysis.samples import choose_samples, informativeness, path_weights
 
 NAV = {"html/body/nav", "html/body/nav/a", "html/body/footer"}
 

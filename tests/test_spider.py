@@ -190,8 +190,8 @@ def test_export_is_byte_identical_for_one_crawl_state(small_demo, tmp_path):
     script = textwrap.dedent(
         f"""
         from scrapy.crawler import CrawlerProcess
-        from structcrawl.export import dumps
-        from structcrawl.runner import build_settings
+        from structcrawl.sitemodel import dumps
+        from structcrawl.crawling.runner import build_settings
         from structcrawl.spiders.structure import StructureSpider
 
         settings = build_settings({{"STRUCTCRAWL_MODEL_OUT": "m.json", "LOG_LEVEL": "WARNING",

@@ -22,9 +22,9 @@ import sqlalchemy as sa
 
 from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 from structcrawl.demo.site import DemoSite, fetcher
-from structcrawl.explorer import Explorer
-from structcrawl.export import TagPathSamples, dumps, model_document
-from structcrawl.features import extract
+from structcrawl.core.explorer import Explorer
+from structcrawl.sitemodel import TagPathSamples, dumps, model_document
+from structcrawl.core.features import extract
 from structcrawl.store import (
     SCHEMA_VERSION,
     CrawlStore,

@@ -178,7 +178,7 @@ def test_postgres_connection_killed_is_retried(demo, reference, pg_role, tmp_pat
 
 def test_a_job_with_a_single_committed_page_resumes_after_it(tmp_path):
     """Page ids go on after the highest stored one, also when that is page 0 (it was taken for 'none')."""
-    from structcrawl.features import extract
+    from structcrawl.core.features import extract
     from structcrawl.store import CrawlStore, PageRecord, explorer_for
 
     db, seed = f"sqlite:///{tmp_path / 'one.db'}", "http://h.example/"

@@ -1,11 +1,11 @@
-"""Spider-trap rules (structcrawl.traps) on small hand-made link graphs."""
+"""Spider-trap rules (structcrawl.core.traps) on small hand-made link graphs."""
 
 from __future__ import annotations
 
 import pytest
 
-from structcrawl.features import Link, PageFeatures
-from structcrawl.traps import TrapDetector, url_shape
+from structcrawl.core.features import Link, PageFeatures
+from structcrawl.core.traps import TrapDetector, url_shape
 
 H = "http://h.example"
 FRAME = frozenset({"html", "html/body", "html/body/ul", "html/body/ul/li", "html/body/ul/li/a"})

@@ -1,4 +1,4 @@
-"""URL regular expressions per cluster (seed 003 §IV-A)."""
+"""URL regular expressions per cluster (Vertex §IV-A)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structcrawl.urlpattern import generalize, matches, url_key, url_pattern
+from structcrawl.analysis.urlpattern import generalize, matches, url_key, url_pattern
 
 
 def check(urls: list[str], pattern: str) -> None:

@@ -1,4 +1,4 @@
-"""UXClust core (structcrawl.uxclust, seed 002 §3.3): hand-computed cases, no database."""
+"""UXClust core (structcrawl.analysis.uxclust, UXClust §3.3): hand-computed cases, no database."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from structcrawl.fingerprint import sample_rank
-from structcrawl.uxclust import Parameters, SampledPage, cluster_groups, cluster_pages
+from structcrawl.analysis.fingerprint import sample_rank
+from structcrawl.analysis.uxclust import Parameters, SampledPage, cluster_groups, cluster_pages
 
 A = frozenset({"p", "q", "r1"})
 B = frozenset({"p", "q", "r2"})

@@ -1197,7 +1197,7 @@ class DemoSite:
 
 
 def fetcher(site: DemoSite, base_url: str = "http://127.0.0.1:8000", max_redirects: int = 5):
-    """A page source for ``structcrawl.explorer.run_offline``: url -> (final_url, body) | None.
+    """A page source for ``structcrawl.core.explorer.run_offline``: url -> (final_url, body) | None.
 
     No HTTP: pages come straight from ``site.render``; redirects are followed,
     robots.txt's ``/cart`` is never fetched, off-site URLs give None.

@@ -1,4 +1,4 @@
-"""The ``structure`` spider: the Compute-Model loop of seed 001 behind Scrapy.
+"""The ``structure`` spider: the Compute-Model loop of Crescenzi et al. behind Scrapy.
 
     scrapy crawl structure -a start_url=http://127.0.0.1:8000/ [-a strategy=densest|sparsest]
         [-a max_pages=N] [-a batch=10] [-a stop=stable|exhaust] [-a job=NAME] [-a members=true]
@@ -6,7 +6,7 @@
 
 How the crawl is driven
 -----------------------
-The :class:`~structcrawl.explorer.Explorer` (pure core) owns the site model and
+The :class:`~structcrawl.core.explorer.Explorer` (pure core) owns the site model and
 the frontier; this spider only turns its batches into Requests and responses
 into page features.  Everything is event-driven, on Scrapy's own mechanisms:
 
@@ -42,7 +42,7 @@ into page features.  Everything is event-driven, on Scrapy's own mechanisms:
   or ``engine.close_spider_async`` from a signal handler) and logs why; an
   empty frontier ends with Scrapy's ``finished``; ``max_pages`` with
   ``max_pages``; Scrapy's CLOSESPIDER_* extensions work as usual.  On close the
-  model is written as JSON (:mod:`structcrawl.export`).
+  model is written as JSON (:mod:`structcrawl.sitemodel`).
 
 Crawl state in a database (``STRUCTCRAWL_DB``)
 ----------------------------------------------
@@ -73,7 +73,7 @@ Stats (Scrapy's stats collector)
 (``http_404``, ``robots_txt``, ``non_html``, ``redirect_off_site``,
 ``offsite``, ``trap``, ``url_too_long``, ``lost``, download error names …),
 ``/trap_shapes`` and ``/trap_echo_chains`` (spider traps found, see
-:mod:`structcrawl.traps`; their URLs are refused, never downloaded), ``/redirects``,
+:mod:`structcrawl.core.traps`; their URLs are refused, never downloaded), ``/redirects``,
 ``/duplicates`` (dropped by the dupefilter), ``/batches``,
 ``/model_updates``, ``/classes``, ``/classes_created``, ``/mdl_bits``,
 ``/model_bits``, ``/data_bits``, ``/queue_urls``, ``/inflight``,
@@ -89,7 +89,7 @@ writer), ``/store_paused`` (top-ups skipped because more than
 STRUCTCRAWL_DB_MAX_BACKLOG operations were queued), ``/store_close_s`` (the
 final flush), ``/store_error``; on a resume
 ``/resumed_batches``, ``/resumed_pages``, ``/resume_s`` and
-``/reissued_batches`` (in flight when the last run stopped).  ``structcrawl.extensions.StructureLogStats`` logs
+``/reissued_batches`` (in flight when the last run stopped).  ``structcrawl.crawling.extensions.StructureLogStats`` logs
 a progress line from them every STRUCTCRAWL_LOGSTATS_INTERVAL seconds.
 
 Cost of a model step
@@ -118,15 +118,15 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.defer import deferred_from_coro
 
-from structcrawl.default_settings import STRUCTCRAWL_DEFAULTS
-from structcrawl.explorer import Explorer, Scope
-from structcrawl.export import TagPathSamples, model_document, write_model
-from structcrawl.features import extract
-from structcrawl.frontier import STRATEGIES, Batch
-from structcrawl.model import Costs
-from structcrawl.stability import StabilityRule
-from structcrawl.traps import TrapDetector
-from structcrawl.urls import normalize_url
+from structcrawl.settings import STRUCTCRAWL_DEFAULTS
+from structcrawl.core.explorer import Explorer, Scope
+from structcrawl.sitemodel import TagPathSamples, model_document, write_model
+from structcrawl.core.features import extract
+from structcrawl.core.frontier import STRATEGIES, Batch
+from structcrawl.core.model import Costs
+from structcrawl.core.stability import StabilityRule
+from structcrawl.core.traps import TrapDetector
+from structcrawl.core.urls import normalize_url
 
 logger = logging.getLogger(__name__)
 
@@ -239,7 +239,7 @@ class StructureSpider(scrapy.Spider):
     @classmethod
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
-        from structcrawl.extensions import StructureLogStats
+        from structcrawl.crawling.extensions import StructureLogStats
 
         # the progress line and stats, also in projects whose settings lack them
         settings.setdefault_in_component_priority_dict("EXTENSIONS", StructureLogStats, 500)
@@ -362,7 +362,7 @@ class StructureSpider(scrapy.Spider):
         self._idle_noted: int | None = None
         self._resume_stats: dict[str, Any] = {}
         self.store_backlog = int(s("STRUCTCRAWL_DB_MAX_BACKLOG"))
-        # spider traps (structcrawl.traps), rebuilt from the replayed pages on a resume
+        # spider traps (structcrawl.core.traps), rebuilt from the replayed pages on a resume
         self.traps = TrapDetector(_parse_int(s("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0))
         # Scrapy's UrlLengthMiddleware only sees requests returned by callbacks, not engine.crawl()'s
         self.max_url_length = self.settings.getint("URLLENGTH_LIMIT", 2083)

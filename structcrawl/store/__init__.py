@@ -151,7 +151,7 @@ class CrawlStore:
         ``{"document": …, "counters": …}``); the export knobs and the extra
         parameters come from the job's parameters (``"document"``).
         """
-        from structcrawl.export import TagPathSamples, model_document
+        from structcrawl.sitemodel import TagPathSamples, model_document
 
         info = self.job(name)
         doc = dict(info.parameters.get("document") or {})

@@ -3,7 +3,7 @@
 The database does the page-by-page work; Python gets group sizes, a few
 sampled pages per group and, on request, member URLs as a stream:
 
-1. **Inbound links** (seed 002 §3.3): a page's inbound XPath is the XPath of
+1. **Inbound links** (UXClust §3.3): a page's inbound XPath is the XPath of
    the *first link, in crawl order, to the URL requested for it* — crawl order
    being the source page's step order (``sc_pages.id``) then the link's
    position in the document, so among several links on one page the topmost
@@ -27,7 +27,7 @@ sampled pages per group and, on request, member URLs as a stream:
    the cut-off their ``samples`` lowest-ranked pages by a window function
    (rank = a multiplicative hash of the page id and the seed), and only the
    tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
-3. **Merge**: :func:`structcrawl.uxclust.cluster_groups` (pure Python).
+3. **Merge**: :func:`structcrawl.analysis.uxclust.cluster_groups` (pure Python).
 4. **Members** (``--members``): one query per cluster, streamed
    (``stream_results``: a server-side cursor on PostgreSQL) straight into the
    JSON file.
@@ -55,7 +55,7 @@ from structcrawl.store import schema as S
 from structcrawl.store import find_job
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
 from structcrawl.store.writer import unpack_tagset
-from structcrawl.uxclust import Clustering, Parameters, SampledPage, cluster_groups
+from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups
 
 FORMAT = "structcrawl-clusters"
 FORMAT_VERSION = 1
@@ -128,7 +128,7 @@ class Progress:
         self._stage = ""
 
 
-#: what pages are grouped by: the inbound link's exact XPath (seed 002) or its link-collection path (seed 001 §2)
+#: what pages are grouped by: the inbound link's exact XPath (UXClust) or its link-collection path (Crescenzi et al. §2)
 GROUP_BY = {"xpath": ("xpath_id", S.xpaths, "xpath"), "path": ("path_id", S.paths, "path")}
 
 

@@ -75,7 +75,7 @@ def run_jobs(db: str, as_json: bool = False, out=None) -> int:
 
 def run_export(db: str, job: str | None, output: str | None, members: bool | None = None) -> tuple[str, dict]:
     """Write the site model of a stored job; returns (where, document)."""
-    from structcrawl.export import dumps, write_model
+    from structcrawl.sitemodel import dumps, write_model
 
     store = CrawlStore(db, create=False)
     try:

@@ -3,7 +3,7 @@
 The model step is deterministic, so the crawl state is a function of the
 history: which batches were popped, after how many model updates, and what
 came back for each.  :func:`replay` re-runs that history on a fresh
-:class:`~structcrawl.explorer.Explorer`: before each stored pop it runs the
+:class:`~structcrawl.core.explorer.Explorer`: before each stored pop it runs the
 model steps that had run by then (``popped_after``), then pops with
 ``next_batch()`` — which must give the stored batch back (checked) — and each
 completed batch's step is ``redirected(…)`` for its redirects followed by
@@ -25,11 +25,11 @@ from typing import Any, Callable, Iterator, Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from structcrawl.explorer import Explorer, Scope, StepReport
-from structcrawl.features import Link, PageFeatures
-from structcrawl.frontier import Batch
-from structcrawl.model import Costs
-from structcrawl.stability import StabilityRule
+from structcrawl.core.explorer import Explorer, Scope, StepReport
+from structcrawl.core.features import Link, PageFeatures
+from structcrawl.core.frontier import Batch
+from structcrawl.core.model import Costs
+from structcrawl.core.stability import StabilityRule
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError
 from structcrawl.store.writer import Dictionaries, Dictionary, unpack_tagset
@@ -167,10 +167,10 @@ def explorer_for(seed_url: str, parameters: Mapping[str, Any]) -> Explorer:
     """A fresh explorer configured as the job's was.
 
     ``parameters``: ``strategy``, ``batch_size``, ``dt``, ``costs`` (overrides of
-    :class:`~structcrawl.model.Costs`), ``stability`` (window, epsilon,
+    :class:`~structcrawl.core.model.Costs`), ``stability`` (window, epsilon,
     min_pages), ``scope`` (allow_subdomains, extra_domains) and ``refine``:
     absent or None for the default online refinement, False to switch it off,
-    or the :class:`~structcrawl.refine.Refiner` arguments plus ``every``.
+    or the :class:`~structcrawl.core.refine.Refiner` arguments plus ``every``.
     """
     stab = parameters.get("stability") or {}
     scope = parameters.get("scope") or {}
@@ -180,7 +180,7 @@ def explorer_for(seed_url: str, parameters: Mapping[str, Any]) -> Explorer:
     if refine is False:
         kwargs["refiner"] = False
     elif isinstance(refine, Mapping):
-        from structcrawl.refine import Refiner
+        from structcrawl.core.refine import Refiner
 
         args = dict(refine)
         if "every" in args:

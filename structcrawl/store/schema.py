@@ -18,7 +18,7 @@ holds other things.  Rows of one crawl share a ``job_id``.
   time, class (kept current when refinement merges classes; NULL for a page
   the model did not take — a copy of a page modelled before), its tag-path set
   and ``truncated`` flag.
-* ``sc_links`` — UXClust's tuple table (seed 002 §4.1): source page, position
+* ``sc_links`` — UXClust's tuple table (UXClust §4.1): source page, position
   in document order, target URL, exact XPath, link-collection path.
   ``ix_sc_links_xpath`` (job, xpath, target) serves grouping by inbound XPath.
 * ``sc_redirects`` (requested → final URL) and ``sc_failures`` (URL, reason),

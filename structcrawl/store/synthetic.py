@@ -4,9 +4,9 @@ The rows are those a real breadth-first crawl of the demo bookshop writes,
 replicated:
 
 1. a **base crawl**: a breadth-first walk (first-in-first-out, the crawl of
-   seed 002 §3.3/§4.1) of a real :class:`~structcrawl.demo.site.DemoSite`
+   UXClust §3.3/§4.1) of a real :class:`~structcrawl.demo.site.DemoSite`
    of ``base_pages`` pages, every page rendered and its features extracted
-   (:func:`structcrawl.features.extract`: exact XPaths, link-collection
+   (:func:`structcrawl.core.features.extract`: exact XPaths, link-collection
    paths, tag paths), redirects followed, ``/cart`` and off-site links never
    fetched.  Its pages, links and dictionaries are written as the store's
    writer writes them (``sc_pages``, ``sc_links``, ``sc_urls`` …);
@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 
 from structcrawl.demo.site import DemoSite, fetcher
-from structcrawl.features import extract
+from structcrawl.core.features import extract
 from structcrawl.store import schema as S
 from structcrawl.store.schema import ensure_schema, make_engine, utcnow
 from structcrawl.store.writer import bulk_insert, pack_tagset

@@ -30,7 +30,7 @@ from typing import Any, Hashable, Iterable, Mapping, NamedTuple, Sequence
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from structcrawl.features import PageFeatures
+from structcrawl.core.features import PageFeatures
 from structcrawl.store import schema as S
 from structcrawl.store.jobs import DEFAULT_HEARTBEAT
 from structcrawl.store.schema import StoreError, utcnow

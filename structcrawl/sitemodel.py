@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from structcrawl.features import PageFeatures
-from structcrawl.model import Costs, Page, PageClass, SiteModel
+from structcrawl.core.features import PageFeatures
+from structcrawl.core.model import Costs, Page, PageClass, SiteModel
 
 FORMAT = "structcrawl-site-model"
 FORMAT_VERSION = 1
@@ -92,7 +92,7 @@ def _class_entry(
     fingerprint_pages: int,
     occurrence: float,
 ) -> dict[str, Any]:
-    from structcrawl.fingerprint import fingerprint
+    from structcrawl.analysis.fingerprint import fingerprint
 
     getter = tag_paths.get
     kept: list[tuple[str, frozenset[str]]] = []
@@ -137,7 +137,7 @@ def _samples(cls: PageClass, kept: list[tuple[str, frozenset[str]]], k: int) -> 
     chosen: list[str] = []
     if kept and k > 0:
         try:
-            from structcrawl.samples import choose_samples
+            from structcrawl.analysis.samples import choose_samples
         except ImportError:  # pragma: no cover - samples.py is part of the package
             choose_samples = None
         if choose_samples is not None:
@@ -154,7 +154,7 @@ def _pattern(urls: list[str]) -> str | None:
     if not urls:
         return None
     try:
-        from structcrawl.urlpattern import url_pattern
+        from structcrawl.analysis.urlpattern import url_pattern
     except ImportError:  # pragma: no cover
         return None
     try:
@@ -174,7 +174,7 @@ def model_document(
     fingerprint_pages: int = DEFAULT_FINGERPRINT_PAGES,
     occurrence: float = DEFAULT_OCCURRENCE,
 ) -> dict[str, Any]:
-    """The JSON-ready site model of an :class:`~structcrawl.explorer.Explorer`.
+    """The JSON-ready site model of an :class:`~structcrawl.core.explorer.Explorer`.
 
     ``crawl``: figures of the crawl that the explorer does not know (pages
     requested/fetched, stop reason, timestamps …), merged over the ones it
@@ -233,7 +233,7 @@ def model_document(
         },
         "classes": classes,
         "class_links": links,
-        # online refinement (structcrawl.refine, seed 002 §3.3 during the crawl): which class was folded into
+        # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
@@ -297,7 +297,7 @@ class ClassInfo:
 class LoadedModel:
     """A site model read from JSON: classifies pages with the core's MDL cost.
 
-    ``site_model`` is a :class:`structcrawl.model.SiteModel` rebuilt from the
+    ``site_model`` is a :class:`structcrawl.core.model.SiteModel` rebuilt from the
     exported class schemas and statistics (members only when they were
     exported), so :meth:`classify` is exactly ``SiteModel.classify``.
     """

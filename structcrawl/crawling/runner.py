@@ -1,6 +1,6 @@
 """Run the ``structure`` spider in-process (``structcrawl crawl`` / ``structcrawl demo``).
 
-Scrapy's ``CrawlerProcess`` with the settings of :mod:`structcrawl.default_settings`
+Scrapy's ``CrawlerProcess`` with the settings of :mod:`structcrawl.settings`
 plus the caller's overrides; one crawl per process (the Twisted reactor cannot
 be restarted).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from structcrawl.frontier import STRATEGIES
+from structcrawl.core.frontier import STRATEGIES
 
 
 class CrawlError(ValueError):
@@ -44,7 +44,7 @@ def build_settings(overrides: Mapping[str, Any] | None = None) -> Any:
     from scrapy.settings import Settings
 
     settings = Settings()
-    settings.setmodule("structcrawl.default_settings", priority="project")
+    settings.setmodule("structcrawl.settings", priority="project")
     if overrides:
         settings.setdict(dict(overrides), priority="cmdline")
     return settings

@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 
 @dataclass(frozen=True)
 class Costs:
-    """Weights of the MDL code (seed 001 §3.2, footnote 7)."""
+    """Weights of the MDL code (Crescenzi et al. §3.2, footnote 7)."""
 
     c_u: float = 1.0  #: a URL
     c_p: float = 1.0  #: a path written out in full
@@ -50,7 +50,7 @@ class Page:
 
 def encoding_cost(schema: frozenset[str], url_count: int, class_schema: frozenset[str] | set[str] | dict,
                   costs: Costs) -> float:
-    """enc(p|C) of seed 001 §3.2 for a page with ``schema`` against a class schema.
+    """enc(p|C) of Crescenzi et al. §3.2 for a page with ``schema`` against a class schema.
 
     Example of the paper: p = {path1 (2 URLs), path3 (3), path4 (2)} against
     C_A = {path1, path2, path3} costs 3·c_i + 7·c_u + 1·c_p + 1·c_miss.
@@ -71,7 +71,7 @@ def singleton_cost(schema: frozenset[str], url_count: int, costs: Costs) -> floa
 
 
 def _distance(schema: frozenset[str], class_schema: dict) -> float:
-    """|A Δ B| / |A ∪ B| (seed 001 §3.1) without building the union."""
+    """|A Δ B| / |A ∪ B| (Crescenzi et al. §3.1) without building the union."""
     shared = sum(1 for p in schema if p in class_schema)
     union = len(schema) + len(class_schema) - shared
     return (union - shared) / union if union else 0.0
@@ -132,7 +132,7 @@ class PageClass:
             self.tag_counts.update(page.tag_paths)
 
     def fingerprint(self, occurrence: float = FINGERPRINT_OCCURRENCE) -> frozenset[str]:
-        """Tag paths present on at least ``occurrence`` of the members (seed 002 §3.3)."""
+        """Tag paths present on at least ``occurrence`` of the members (UXClust §3.3)."""
         least = occurrence * self.size
         return frozenset(p for p, c in self.tag_counts.items() if c >= least)
 
@@ -209,7 +209,7 @@ class Decision:
 
 
 class SiteModel:
-    """Page classes plus MDL totals; the model-update phase of seed 001 Fig. 5."""
+    """Page classes plus MDL totals; the model-update phase of Crescenzi et al. Fig. 5."""
 
     def __init__(self, costs: Costs | None = None) -> None:
         self.costs = costs or Costs()
@@ -372,7 +372,7 @@ class SiteModel:
         self.model_bits += a.model_bits(c)
         self.data_bits += a.data_bits(c)
 
-    # -- classification (seed 001 §4.1) -------------------------------------
+    # -- classification (Crescenzi et al. §4.1) -------------------------------------
     def classify(self, schema: frozenset[str], url_count: int = 0) -> tuple[int | None, float]:
         """The class with the shortest code for the page, or None when no class fits.
 

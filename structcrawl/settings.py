@@ -43,7 +43,7 @@ FEED_EXPORT_ENCODING = "utf-8"
 #: The periodic structure log line and the ``structcrawl/…`` stats
 #: (the spider adds it too when a project's settings lack it).
 EXTENSIONS = {
-    "structcrawl.extensions.StructureLogStats": 500,
+    "structcrawl.crawling.extensions.StructureLogStats": 500,
 }
 
 # -- structcrawl ---------------------------------------------------------------
@@ -56,7 +56,7 @@ STRUCTCRAWL_EXPORT_MEMBERS = False
 
 #: Link-collection priority: ``densest`` or ``sparsest`` (``-a strategy=``).
 STRUCTCRAWL_STRATEGY = "densest"
-#: Most URLs fetched per link collection per model update, seed 001's n (``-a batch=``).
+#: Most URLs fetched per link collection per model update, Crescenzi et al.'s n (``-a batch=``).
 STRUCTCRAWL_BATCH_SIZE = 10
 #: ``stable``: close with reason ``model_stable`` once the stability rule fires;
 #: ``exhaust``: keep going until the frontier is empty (``-a stop=``).
@@ -71,9 +71,9 @@ STRUCTCRAWL_MAX_PAGES = 0
 #: default, spelled out).  The crawl closes with reason ``closespider_timeout``,
 #: the model is written and the job stays resumable.
 CLOSESPIDER_TIMEOUT = 0
-#: Candidate-selection distance threshold (seed 001 footnote 5).
+#: Candidate-selection distance threshold (Crescenzi et al. footnote 5).
 STRUCTCRAWL_DT = 0.2
-#: MDL code weights, overrides of ``structcrawl.model.Costs`` fields
+#: MDL code weights, overrides of ``structcrawl.core.model.Costs`` fields
 #: (e.g. ``{"c_i": 0.8}``); missing keys keep the core's defaults.
 STRUCTCRAWL_COSTS = {}
 
@@ -95,7 +95,7 @@ STRUCTCRAWL_ALLOWED_DOMAINS = []
 #: the frontier's choices follow the model more closely.
 STRUCTCRAWL_MAX_INFLIGHT = 0
 
-#: Spider traps (``structcrawl.traps``): once this many pages of one URL shape
+#: Spider traps (``structcrawl.core.traps``): once this many pages of one URL shape
 #: (host, path with digit-holding segments generalised, query keys) each linked
 #: to fresh URLs of that shape, and no URL of it was linked from two pages, the
 #: URLs of that shape found only on such pages are not fetched
@@ -109,7 +109,7 @@ STRUCTCRAWL_LOGSTATS_INTERVAL = 60.0
 
 #: Export: sample URLs per class, the member tag-path sets kept per class for
 #: fingerprints and samples (bounded memory), and the fingerprint occurrence
-#: threshold (seed 002 §3.3).
+#: threshold (UXClust §3.3).
 STRUCTCRAWL_SAMPLES = 5
 STRUCTCRAWL_FINGERPRINT_PAGES = 100
 STRUCTCRAWL_FINGERPRINT_OCCURRENCE = 0.3

@@ -10,8 +10,8 @@ network access.  It shows
   out by a deterministic force-directed layout computed here;
 * a table of classes: size, URL pattern, fingerprint size, sample URLs
   (links), schema paths;
-* the learning curve (seed 001 Fig. 8): classes, MDL bits, queue size and,
-  when the points carry them, the Q measure (seed 001 §4.3) and F*, against
+* the learning curve (Crescenzi et al. Fig. 8): classes, MDL bits, queue size and,
+  when the points carry them, the Q measure (Crescenzi et al. §4.3) and F*, against
   pages fetched;
 * the crawl summary: how it stopped, figures, parameters, MDL.
 
@@ -506,7 +506,7 @@ def _merges_section(merges: Sequence[Mapping[str, Any]]) -> str:
     )
     return f"""<h3>Refinement merges</h3>
 <p>Classes folded into another during the crawl: one template split over several link collections,
-told by the Jaccard similarity of their tag-path fingerprints (seed 002 §3.3).</p>
+told by the Jaccard similarity of their tag-path fingerprints (UXClust §3.3).</p>
 <table id="merge-table">
 <thead><tr><th>kept</th><th>merged</th><th>similarity</th><th>after update</th></tr></thead>
 <tbody>{rows}</tbody>
@@ -514,7 +514,7 @@ told by the Jaccard similarity of their tag-path fingerprints (seed 002 §3.3).<
 
 
 def render_report(document: Mapping[str, Any], *, title: str | None = None) -> str:
-    """The whole HTML page for a site model document (a dict as written by :mod:`structcrawl.export`)."""
+    """The whole HTML page for a site model document (a dict as written by :mod:`structcrawl.sitemodel`)."""
     site = document.get("site") or {}
     crawl = document.get("crawl") or {}
     params = document.get("parameters") or {}
@@ -576,7 +576,7 @@ paths).</p>
 <section id="curve">
 <h2>Learning curve</h2>
 <p>After every model update ({len(history)} updates): classes, MDL, links waiting in the queue{
-        ", and the quality against the ground truth (Q of seed 001 §4.3, F*)" if any("q" in p or "fstar" in p for p in history) else ""
+        ", and the quality against the ground truth (Q of Crescenzi et al. §4.3, F*)" if any("q" in p or "fstar" in p for p in history) else ""
     }, against the pages fetched.</p>
 <div class="figure">
 {curve_svg(history)}
@@ -616,11 +616,11 @@ def quality_point(
     ``page_class``: URL → computed class of the pages modelled so far;
     ``page_schema(url)``: the page's schema (link-collection paths);
     ``label(url)``: its truth class (None: not in the truth, ignored);
-    ``reference_schemas``: the schema σ_C of each truth class (seed 001 §4.3);
+    ``reference_schemas``: the schema σ_C of each truth class (Crescenzi et al. §4.3);
     when None, the union of the schemas of its pages modelled so far.
     F* is over the pages modelled so far.
     """
-    from structcrawl.metrics import fstar, schema_quality
+    from structcrawl.analysis.metrics import fstar, schema_quality
 
     truth: dict[str, Hashable] = {}
     assigned: dict[str, Hashable] = {}

@@ -12,7 +12,7 @@ Output: one JSON line per input, in input order::
     {"input": "…", "url": "…", "class": 3, "cost": 41.6}
 
 ``class`` is the class minimising the page's encoding cost under the model
-(``SiteModel.classify``, seed 001 §4.1), null when no class fits better than a
+(``SiteModel.classify``, Crescenzi et al. §4.1), null when no class fits better than a
 class of its own; ``cost`` is that cost.  An input that cannot be read,
 fetched or parsed as HTML gives ``"class": null, "cost": null`` and an
 ``"error"`` message; the exit status is then 1 (0 when every input was
@@ -35,9 +35,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Iterable, Iterator
 from urllib.parse import quote, urljoin, urlsplit
 
-from structcrawl.export import LoadedModel, ModelFormatError, load_model
-from structcrawl.features import extract
-from structcrawl.urls import normalize_url
+from structcrawl.sitemodel import LoadedModel, ModelFormatError, load_model
+from structcrawl.core.features import extract
+from structcrawl.core.urls import normalize_url
 
 #: Pages above this size are not classified (same order as the crawl's DOWNLOAD_MAXSIZE).
 MAX_BYTES = 16 * 1024 * 1024

@@ -33,8 +33,8 @@ def class_table(model, base_url: str, width: int = 48) -> list[str]:
 
 
 def score_against_truth(model, site, base_url: str) -> dict:
-    from structcrawl.features import extract
-    from structcrawl.metrics import evaluate
+    from structcrawl.core.features import extract
+    from structcrawl.analysis.metrics import evaluate
 
     truth: dict[str, str] = {}
     assigned: dict[str, int | None] = {}
@@ -54,8 +54,8 @@ def run_demo(args: argparse.Namespace) -> int:
     from structcrawl.cli import CommandError, _check_crawl_result
     from structcrawl.demo.server import start_in_thread
     from structcrawl.demo.site import DemoSite
-    from structcrawl.export import ModelFormatError, load_model
-    from structcrawl.runner import CrawlError, parse_setting_overrides, run_structure_crawl
+    from structcrawl.sitemodel import ModelFormatError, load_model
+    from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
 
     if args.pages < 1:
         raise CommandError(f"--pages must be >= 1, got {args.pages}")

@@ -40,7 +40,7 @@ import re
 import sys
 from urllib.parse import urlsplit
 
-from structcrawl.features import PageFeatures
+from structcrawl.core.features import PageFeatures
 
 _DIGIT = re.compile(r"[0-9]")
 

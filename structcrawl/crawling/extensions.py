@@ -20,7 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from structcrawl.default_settings import STRUCTCRAWL_DEFAULTS
+from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Structurally diverse sample pages of a cluster (Vertex weighted greedy).
 
 Implements §III-B of Gulhane et al., *Web-scale information extraction with
-Vertex* (ICDE 2011, seed 003): choose few pages that together contain the
+Vertex* (ICDE 2011, Vertex): choose few pages that together contain the
 cluster's structural variations, for someone writing (or inducing) a wrapper.
 
 * Each page is a set of XPath expressions — here its tag paths.
@@ -18,7 +18,7 @@ cluster's structural variations, for someone writing (or inducing) a wrapper.
   maximum weighted coverage (:func:`choose_samples`).
 
 The paper uses K = 20 for annotation (editors then needed 1.6 pages on
-average); our default is 5, the sample size of seed 002.
+average); our default is 5, the sample size of UXClust.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ DEFAULT_K = 5
 
 
 def informativeness(contents: Sequence[Mapping[str, str | Iterable[str]]]) -> dict[str, float]:
-    """``I(X)`` for every path, from the contents of the cluster's pages (seed 003 §III-B).
+    """``I(X)`` for every path, from the contents of the cluster's pages (Vertex §III-B).
 
     Args:
         contents: one mapping per cluster page, path → the text at that path
@@ -65,7 +65,7 @@ def path_weights(
     pages: Sequence[Iterable[str]],
     informativeness: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """``w(X) = F(X) · I(X)`` for every path of the cluster (seed 003 §III-B).
+    """``w(X) = F(X) · I(X)`` for every path of the cluster (Vertex §III-B).
 
     Paths missing from ``informativeness`` (or all paths, if it is None) get
     ``I(X) = 1``, so their weight is their frequency.

@@ -4,7 +4,7 @@ A link's URL is resolved against the page (or its ``<base href>``), then put in
 one canonical form so that the same page is never counted twice: scheme and host
 lower-cased, default port dropped, dot segments removed, fragment dropped, and
 session-id parameters removed from the query and from ``;param=`` path segments
-(seed 002 §4.1: "removes forced session id tokens, such as phpsessid, cfid,
+(UXClust §4.1: "removes forced session id tokens, such as phpsessid, cfid,
 aspsessionid").  Only http(s) URLs survive; everything else normalises to None.
 """
 

@@ -1,7 +1,7 @@
 """UXClust: cluster template-generated pages by the XPath of their inbound link.
 
 Grigalis & Čenys, *Using XPaths of inbound links to cluster template-generated
-web pages* (seed 002), §3.3 with the parameters of §4.5:
+web pages* (UXClust), §3.3 with the parameters of §4.5:
 
 1. **Unrefined clusters**: pages grouped by the exact XPath of their inbound
    link (§3.3, "first step approximate clustering").  The inbound link of a
@@ -17,10 +17,10 @@ web pages* (seed 002), §3.3 with the parameters of §4.5:
 3. **Fingerprints** (§3.3): ``samples`` pages of each remaining group (5 in
    the paper, 3 already good in §4.5, Fig. 9); the fingerprint is the set of
    tag paths on at least ``occurrence`` (0.3) of them
-   (:func:`structcrawl.fingerprint.fingerprint`).
+   (:func:`structcrawl.analysis.fingerprint.fingerprint`).
 4. **Merge** (§3.3): groups whose fingerprints have Jaccard ≥ ``similarity``
    (0.8, where precision and recall cross in §4.5, Fig. 7) are united with
-   union-find (:func:`structcrawl.fingerprint.merge_groups`); a merged group
+   union-find (:func:`structcrawl.analysis.fingerprint.merge_groups`); a merged group
    is fingerprinted again from the ``samples`` lowest-ranked pages among its
    parts' samples, and merging repeats "until no new clusters can be formed".
 
@@ -29,12 +29,12 @@ group's sample is its ``samples`` lowest-ranked pages, so a merged group's
 sample is exactly the ``samples`` lowest-ranked pages of all its members, and
 runs are reproducible (§4.5 notes random samples change results by a few
 percent).  The crawl store ranks by a hash of the page id computed in SQL;
-:func:`cluster_pages` by :func:`structcrawl.fingerprint.sample`'s keyed
+:func:`cluster_pages` by :func:`structcrawl.analysis.fingerprint.sample`'s keyed
 BLAKE2b of the URL.
 
 The group key is whatever the caller groups by: the exact XPath (the paper)
 or, in ``structcrawl cluster --group-by path``, the inbound link's
-link-collection path (seed 001 §2), which does not split a list by position.
+link-collection path (Crescenzi et al. §2), which does not split a list by position.
 
 Pure Python, no SQL, no Scrapy: :func:`cluster_groups` works from group sizes
 and samples (what a database hands out without reading every page);
@@ -50,12 +50,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structcrawl.fingerprint import fingerprint, merge_groups, sample_rank
+from structcrawl.analysis.fingerprint import fingerprint, merge_groups, sample_rank
 
 
 @dataclass(frozen=True)
 class Parameters:
-    """The four thresholds of seed 002 §4.5 (paper defaults) and the sampling seed."""
+    """The four thresholds of UXClust §4.5 (paper defaults) and the sampling seed."""
 
     cutoff: int = 100  #: smallest unrefined cluster kept (pages)
     samples: int = 5  #: pages sampled per cluster for its fingerprint
@@ -117,7 +117,7 @@ def lowest(pages: Iterable[SampledPage], k: int) -> list[SampledPage]:
 
 def cluster_groups(sizes: Mapping[Any, int], samples: Mapping[Any, Sequence[SampledPage]],
                    params: Parameters = Parameters(), unlinked: int = 0) -> Clustering:
-    """UXClust from unrefined clusters (seed 002 §3.3, steps 2–4).
+    """UXClust from unrefined clusters (UXClust §3.3, steps 2–4).
 
     Args:
         sizes: inbound XPath (or any sortable key standing for one) → number of pages.
@@ -171,7 +171,7 @@ def cluster_pages(pages: Iterable[tuple[str, str | None, frozenset[str]]],
     """UXClust in memory over ``(url, inbound xpath or None, tag paths)`` of every page.
 
     A URL listed twice counts once (its first entry).  Pages are sampled by
-    a keyed BLAKE2b rank of their URL (:func:`structcrawl.fingerprint.sample`'s
+    a keyed BLAKE2b rank of their URL (:func:`structcrawl.analysis.fingerprint.sample`'s
     order), at most ``params.samples`` tag-path sets are held per group.
 
     Returns the clustering and, per URL, its cluster id (None: unclustered).

@@ -1,7 +1,7 @@
 r"""URL regular expressions per cluster (Vertex rule matching).
 
 Implements the URL half of §IV-A of Gulhane et al., *Web-scale information
-extraction with Vertex* (ICDE 2011, seed 003): each cluster gets "the most
+extraction with Vertex* (ICDE 2011, Vertex): each cluster gets "the most
 specific regex that matches all the URLs contained in the cluster", with "size
 restrictions on the URL regex" against over-fitting, and a page's URL is first
 filtered by these regexes — much cheaper than computing its shingles.
@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["url_pattern", "matches", "url_key", "generalize", "compile_pattern"]
 
-#: Size restrictions (seed 003 §IV-A asks for some; the values are ours).
+#: Size restrictions (Vertex §IV-A asks for some; the values are ours).
 MAX_ALTERNATIVES = 3
 MAX_PARAMS = 10
 

@@ -1,14 +1,14 @@
 """Page features from one lxml parse: links with exact XPaths, link collections,
 page schema and bag of tag paths.
 
-* **Link collection** (seed 001 §2, footnote 3): the root-to-link DOM path
+* **Link collection** (Crescenzi et al. §2, footnote 3): the root-to-link DOM path
   without positions, each step carrying the element's ``id`` and ``class`` so
   that presentation properties tell collections apart
   (``html/body/div#content/ul.books/li/a``).  Tokens of id/class values that
   contain a digit vary per page (``item-123``) and become ``*``; so does an id
   with characters other than letters, digits, ``_`` and ``-``
   (``map#geos::geom::Point_map``): it is spelled from the content.
-* **Exact XPath** (seed 002 §3.3): the positional path of the link element,
+* **Exact XPath** (UXClust §3.3): the positional path of the link element,
   in lxml's ``getpath`` form (``/html/body/div[2]/ul/li[4]/a``); when a URL
   occurs several times on a page, its inbound XPath is the first (topmost)
   occurrence in document order.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom
 
-from structcrawl.urls import normalize_url
+from structcrawl.core.urls import normalize_url
 
 #: Links considered per page; beyond it the rest of the page's links are ignored
 #: (bounded work on hostile pages with 100,000 links).
@@ -98,7 +98,7 @@ class PageFeatures:
 
     @property
     def schema(self) -> frozenset[str]:
-        """The page schema: its set of link-collection paths (seed 001 §2)."""
+        """The page schema: its set of link-collection paths (Crescenzi et al. §2)."""
         return frozenset(self.collections)
 
     @property
@@ -107,7 +107,7 @@ class PageFeatures:
         return sum(len(u) for u in self.collections.values())
 
     def inbound(self) -> dict[str, Link]:
-        """Per distinct URL, its topmost occurrence (seed 002 §3.3)."""
+        """Per distinct URL, its topmost occurrence (UXClust §3.3)."""
         first: dict[str, Link] = {}
         for link in self.links:
             first.setdefault(link.url, link)

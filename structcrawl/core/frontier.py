@@ -1,4 +1,4 @@
-"""The frontier: a priority queue of link collections (seed 001 §3.3).
+"""The frontier: a priority queue of link collections (Crescenzi et al. §3.3).
 
 A link collection here is a (source class, path) pair: the links found under
 one link-collection path on all pages of one class, so a batch of ``n`` URLs
@@ -7,7 +7,7 @@ can come from many pages of that class and the model learns which class each
 
 Priorities, highest first:
 
-1. collections of singleton classes never tried (seed 001: "always assigned
+1. collections of singleton classes never tried (Crescenzi et al.: "always assigned
    top priority"; once tried they rank as any other tried collection — the
    one-page deprecated list of Javadoc otherwise took batch after batch);
 2. collections never tried: nobody knows yet where they lead;
@@ -77,7 +77,7 @@ class Frontier:
         self.saturation_share = saturation_share
         self.trap_pages = trap_pages
         #: URLs handed out from a collection the first time: enough to see where it leads
-        #: (seed 001 fetches n = ``batch_size`` every time; a Javadoc site has 100+
+        #: (Crescenzi et al. fetches n = ``batch_size`` every time; a Javadoc site has 100+
         #: collections, 15 classes × navigation bars, and trying each with n pages
         #: took 40 % of commons-math3); later batches take ``batch_size``
         self.probe_size = min(probe_size, batch_size)

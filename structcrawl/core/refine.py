@@ -1,15 +1,15 @@
 """Online refinement: merge classes that are one template split over several
-link collections (seed 002 §3.3, UXClust's fingerprint merge, during the crawl).
+link collections (UXClust §3.3, UXClust's fingerprint merge, during the crawl).
 
 Link-collection grouping splits a template when its pages vary in their link
 sections (Doxygen class pages with or without protected members) or are
 reached from many places.  Two classes are merged when
 
 1. their **tag-path fingerprints** (paths on ≥ ``occurrence`` of the members)
-   have Jaccard similarity ≥ ``similarity`` (seed 002: 0.3 and 0.8) — the same
+   have Jaccard similarity ≥ ``similarity`` (UXClust: 0.3 and 0.8) — the same
    DOM skeleton; and
 2. some link collection **co-cites** them — its links point to modelled pages
-   of both — which is seed 001's assumption that the links of one collection
+   of both — which is Crescenzi et al.'s assumption that the links of one collection
    lead to one class; and
 3. they are **not each the sole target of a collection of their own**.  A
    collection whose fetched pages (at least ``support``) went ``share`` or more
@@ -28,7 +28,7 @@ Classes with fewer than ``min_members`` members merge only as twins
 The demo site's author and publisher pages share a skeleton (Jaccard 0.88) but
 are never linked from one collection and each is the only target of the
 book pages' "by" and "publisher" links: they stay apart.  A class fingerprint
-uses all members' tag-path counts (the limit of seed 002's sampling; exact and
+uses all members' tag-path counts (the limit of UXClust's sampling; exact and
 cheap with per-class counts).
 """
 
@@ -38,9 +38,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
-from structcrawl.fingerprint import UnionFind, jaccard
-from structcrawl.frontier import Frontier
-from structcrawl.model import TWIN_SIMILARITY, SiteModel, told_apart
+from structcrawl.analysis.fingerprint import UnionFind, jaccard
+from structcrawl.core.frontier import Frontier
+from structcrawl.core.model import TWIN_SIMILARITY, SiteModel, told_apart
 
 
 @dataclass(frozen=True)

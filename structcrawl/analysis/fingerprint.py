@@ -1,7 +1,7 @@
 """Template fingerprints and their union-find merging (UXClust refinement).
 
 Implements the final refinement stage of Grigalis & Čenys, *Using XPaths of
-inbound links to cluster template-generated web pages* (seed 002, §3.3, with the
+inbound links to cluster template-generated web pages* (UXClust, §3.3, with the
 parameter study of §4.5):
 
 * take a few sample pages of each unrefined cluster (the paper uses 5; §4.5
@@ -45,7 +45,7 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 H = TypeVar("H", bound=Hashable)
 
-#: Default parameters of seed 002 §3.3.
+#: Default parameters of UXClust §3.3.
 DEFAULT_SAMPLE_SIZE = 5
 DEFAULT_OCCURRENCE = 0.3
 DEFAULT_THRESHOLD = 0.8
@@ -64,7 +64,7 @@ def fingerprint(
     """Fingerprint of a cluster from the tag-path sets of its sample pages.
 
     The fingerprint is the set of tag paths present in at least a fraction
-    ``occurrence`` of the given pages (seed 002 §3.3: "paths occurring only above
+    ``occurrence`` of the given pages (UXClust §3.3: "paths occurring only above
     threshold value of 0.3 are taken to be included into a fingerprint").  The
     comparison is inclusive, ``count / n >= occurrence``, so with 10 pages and
     the default 0.3 a path found in exactly 3 pages is kept.
@@ -116,7 +116,7 @@ def sample(
     * is "monotone": adding items can only displace sampled ones by better-ranked
       new ones, so a cluster's sample is stable as the cluster grows.
 
-    UXClust samples at random (seed 002 §3.3, 5 pages per cluster) and notes in
+    UXClust samples at random (UXClust §3.3, 5 pages per cluster) and notes in
     §4.5 that results "may differ a few percent on each new run" because of it;
     a seeded, order-free sample makes runs reproducible.
 
@@ -286,7 +286,7 @@ def merge_groups(
     threshold: float = DEFAULT_THRESHOLD,
     weight: Callable[[str], float] | None = None,
 ) -> list[list[K]]:
-    """Merge groups whose fingerprints are similar (seed 002 §3.3).
+    """Merge groups whose fingerprints are similar (UXClust §3.3).
 
     Every pair of groups whose fingerprint similarity is ``>= threshold`` is
     united with a :class:`UnionFind`, so merging is transitive (a~b and b~c put
@@ -409,7 +409,7 @@ def refine_groups(
     Round 1 fingerprints every group from a sample of up to ``s`` of its pages
     and merges with :func:`merge_groups`.  Each later round re-fingerprints every
     merged group from a fresh sample of its pooled pages and merges again,
-    until a round merges nothing (seed 002 §3.3: "the process is repeated until
+    until a round merges nothing (UXClust §3.3: "the process is repeated until
     no new clusters can be formed").  The number of groups strictly decreases
     in every round but the last, so this terminates after at most G rounds
     (in practice two or three).  Sampling is by :func:`sample` keyed on a

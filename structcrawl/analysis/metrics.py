@@ -11,7 +11,7 @@ Notation: ``C_1..C_n`` are the reference classes (from the truth), ``Ĉ_1..Ĉ_m`
 the computed clusters, ``N`` the number of evaluated pages and
 ``e_ij = |C_i ∩ Ĉ_j|``.
 
-* **F\\*** (Crescenzi, Merialdo, Missier 2005, seed 001 §4.1)::
+* **F\\*** (Crescenzi, Merialdo, Missier 2005, Crescenzi et al. §4.1)::
 
       P(C_i, Ĉ_j) = e_ij / |Ĉ_j|        R(C_i, Ĉ_j) = e_ij / |C_i|
       F_i = max_j 2PR / (P + R)  ( = max_j 2 e_ij / (|C_i| + |Ĉ_j|) )
@@ -19,16 +19,16 @@ the computed clusters, ``N`` the number of evaluated pages and
 
   (The paper's typography swaps the indices in the confusion-matrix form of P
   and R; the definitions above are the intended, standard ones.)
-* **Entropy** (seed 001 §4.1), in **bits** (log base 2)::
+* **Entropy** (Crescenzi et al. §4.1), in **bits** (log base 2)::
 
       H(Ĉ_j) = − Σ_i P(C_i, Ĉ_j) · log2 P(C_i, Ĉ_j)
       H      = Σ_j H(Ĉ_j) · |Ĉ_j| / N                  ≥ 0, lower is better
 
   (The paper writes the overall sum with a stray minus sign; H is non-negative.)
-* **Purity** (seed 001 §4.1): ``Σ_j max_i e_ij / N``, in (0, 1], higher is
+* **Purity** (Crescenzi et al. §4.1): ``Σ_j max_i e_ij / N``, in (0, 1], higher is
   better.  Entropy and purity only measure precision: all-singleton clusters
   score perfectly on both.
-* **Adjusted Rand index** (Chakrabarti & Mehta, seed 000 §4, after Hubert &
+* **Adjusted Rand index** (Chakrabarti & Mehta, Chakrabarti & Mehta §4, after Hubert &
   Arabie 1985).  Over the ``N(N−1)/2`` pairs of pages, ``a`` = together in both
   clusterings, ``b`` = together in the truth only, ``c`` = together in the
   computed clustering only, ``d`` = apart in both::
@@ -37,7 +37,7 @@ the computed clusters, ``N`` the number of evaluated pages and
 
   1 for identical partitions (also when both are trivial, where the formula is
   0/0), about 0 for a random clustering, can be negative.
-* **Pairwise precision / recall** (Grigalis & Čenys, UXClust, seed 002 §4.2,
+* **Pairwise precision / recall** (Grigalis & Čenys, UXClust, UXClust §4.2,
   eq. 4): a true positive puts two pages of the same class in the same cluster,
   a false positive two pages of different classes in the same cluster, a false
   negative two pages of the same class in different clusters;
@@ -50,7 +50,7 @@ the assignments, or assigned ``None``, forms a singleton cluster of its own
 (unassigned pages are *not* lumped into one "None" cluster).  Assigned pages
 that are not in the truth are ignored and counted (``ignored``).
 
-**Schema-based quality** for tracking a crawl (seed 001 §4.3), see
+**Schema-based quality** for tracking a crawl (Crescenzi et al. §4.3), see
 :func:`schema_quality`: ``F``, ``RevF`` and their harmonic mean ``Q``.
 
 Finally :func:`run_evaluate` implements the ``structcrawl evaluate`` command.
@@ -199,7 +199,7 @@ def _table(x: Contingency | Mapping[str, Hashable | None], truth: Mapping[str, H
 
 
 # --------------------------------------------------------------------------
-# Measures on the confusion matrix (seed 001 §4.1)
+# Measures on the confusion matrix (Crescenzi et al. §4.1)
 # Each accepts a Contingency, or the (assigned, truth) mappings.
 # --------------------------------------------------------------------------
 
@@ -236,7 +236,7 @@ def purity(table: Contingency | Mapping[str, Hashable | None], truth: Mapping[st
 
 
 # --------------------------------------------------------------------------
-# Pair-counting measures (seed 000 §4, seed 002 §4.2)
+# Pair-counting measures (Chakrabarti & Mehta §4, UXClust §4.2)
 # --------------------------------------------------------------------------
 
 
@@ -245,7 +245,7 @@ def _pairs(k: int) -> int:
 
 
 class PairCounts(NamedTuple):
-    """Counts over the N(N−1)/2 page pairs (seed 000 §4 notation; seed 002 names)."""
+    """Counts over the N(N−1)/2 page pairs (Chakrabarti & Mehta §4 notation; UXClust names)."""
 
     together_both: int  # a  = TP: same class, same cluster
     together_truth_only: int  # b  = FN: same class, different clusters
@@ -279,7 +279,7 @@ def adjusted_rand_index(
 def pairwise_precision_recall(
     table: Contingency | Mapping[str, Hashable | None], truth: Mapping[str, Hashable] | None = None
 ) -> tuple[float, float]:
-    """(TP/(TP+FP), TP/(TP+FN)) over page pairs, seed 002 eq. 4; vacuously 1.0 with no pair to judge."""
+    """(TP/(TP+FP), TP/(TP+FN)) over page pairs, UXClust eq. 4; vacuously 1.0 with no pair to judge."""
     a, b, c, _ = pair_counts(_table(table, truth))
     precision = a / (a + c) if a + c else 1.0
     recall = a / (a + b) if a + b else 1.0
@@ -314,7 +314,7 @@ def evaluate(
 
 
 # --------------------------------------------------------------------------
-# Schema-based quality, for tracking a crawl (seed 001 §4.3)
+# Schema-based quality, for tracking a crawl (Crescenzi et al. §4.3)
 # --------------------------------------------------------------------------
 
 

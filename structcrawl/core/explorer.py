@@ -1,4 +1,4 @@
-"""The Compute-Model loop of seed 001 Fig. 5, driven one batch at a time.
+"""The Compute-Model loop of Crescenzi et al. Fig. 5, driven one batch at a time.
 
 ``Explorer`` owns the site model, the frontier and the stability rule.  Whoever
 fetches pages — the Scrapy spider, or ``run_offline`` with a plain callable —
@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
-from structcrawl.candidates import DT, select_candidates
-from structcrawl.features import PageFeatures, extract
-from structcrawl.frontier import Batch, Frontier
-from structcrawl.model import Costs, Decision, Page, SiteModel
-from structcrawl.refine import Merge, Refiner
-from structcrawl.stability import StabilityRule, UpdateSummary
-from structcrawl.urls import normalize_url
+from structcrawl.core.candidates import DT, select_candidates
+from structcrawl.core.features import PageFeatures, extract
+from structcrawl.core.frontier import Batch, Frontier
+from structcrawl.core.model import Costs, Decision, Page, SiteModel
+from structcrawl.core.refine import Merge, Refiner
+from structcrawl.core.stability import StabilityRule, UpdateSummary
+from structcrawl.core.urls import normalize_url
 
 
 @dataclass(frozen=True)
 class LearningPoint:
-    """The model after one update: the learning curve of seed 001 Fig. 8."""
+    """The model after one update: the learning curve of Crescenzi et al. Fig. 8."""
 
     update: int
     pages: int  #: pages modelled
@@ -81,7 +81,7 @@ class Explorer:
         self.stability = stability or StabilityRule()
         self.scope = scope or Scope(self.start_url)
         self.dt = dt
-        #: online refinement (``structcrawl.refine``); None switches it off
+        #: online refinement (``structcrawl.core.refine``); None switches it off
         self.refiner = Refiner() if refiner is None else refiner or None
         self.refine_every = refine_every
         self.merges: list[Merge] = []

@@ -1,4 +1,4 @@
-"""Candidate class selection (seed 001 §3.1, Fig. 5 lines 8–14).
+"""Candidate class selection (Crescenzi et al. §3.1, Fig. 5 lines 8–14).
 
 The pages fetched from one link collection are grouped by identical schema;
 groups are ordered by size and a smaller group is collapsed into a larger one
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from structcrawl.model import TWIN_SIMILARITY, Candidate, Page
+from structcrawl.core.model import TWIN_SIMILARITY, Candidate, Page
 
-DT = 0.2  #: distance threshold of seed 001 (footnote 5)
+DT = 0.2  #: distance threshold of Crescenzi et al. (footnote 5)
 
 
 def schema_distance(a: frozenset[str], b: frozenset[str]) -> float:

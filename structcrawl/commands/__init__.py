@@ -1,0 +1,1 @@
+"""The ``structcrawl`` command line: one module per sub-command."""

@@ -1,0 +1,1 @@
+"""Everything that imports Scrapy: the spider's machinery, extensions, the crawl runner."""
