@@ -88,7 +88,7 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
     for p in truth:
         with open(os.path.join(root, p), "rb") as fh:
             feats = extract(fh.read(), BASE + quote(p))
-        assigned[p] = model.classify(feats.schema, feats.url_count)[0]
+        assigned[p] = model.classify(*model.spelled(feats.collections))[0]
     res = evaluate(assigned, truth)
     out = dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched["n"],
                modelled=len(model.pages), stable=explorer.stable, classes=len(model.classes),

@@ -19,7 +19,8 @@ from structcrawl.core.features import PageFeatures, extract
 from structcrawl.core.frontier import Batch, Frontier
 from structcrawl.core.model import Costs, Decision, Page, SiteModel
 from structcrawl.core.refine import Merge, Refiner
-from structcrawl.core.stability import StabilityRule, UpdateSummary
+from structcrawl.core.recluster import recluster
+from structcrawl.core.stability import Check, StabilityRule
 from structcrawl.core.urls import normalize_url
 
 
@@ -74,6 +75,8 @@ class Explorer:
         scope: Callable[[str], bool] | None = None,
         refiner: Refiner | None = None,
         refine_every: int = 5,
+        check_pages: int = 25,
+        recluster: bool = False,
     ) -> None:
         self.start_url = normalize_url(start_url) or start_url
         self.model = SiteModel(costs)
@@ -84,6 +87,12 @@ class Explorer:
         #: online refinement (``structcrawl.core.refine``); None switches it off
         self.refiner = Refiner() if refiner is None else refiner or None
         self.refine_every = refine_every
+        #: re-cluster and check the model's predictions every ``check_pages`` new pages
+        self.check_pages = check_pages
+        #: re-cluster every modelled page at each check (``structcrawl.core.recluster``)
+        self.recluster = recluster
+        self.order: list[str] = []  #: modelled pages, in modelling order
+        self._checked: tuple[SiteModel, int] | None = None  #: the model at the last check, pages then
         self.merges: list[Merge] = []
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
@@ -127,15 +136,19 @@ class Explorer:
                 continue
             fresh.append(feats)
         self.frontier.mark_issued(f.url for f in fresh)
-        selection = select_candidates([Page(f.url, f.schema, f.url_count, f.tag_paths) for f in fresh], self.dt)
+        speller = self.model.speller
+        for f in fresh:
+            speller.observe(f.collections)
+        selection = select_candidates([self._page(f.url, f.collections, f.tag_paths) for f in fresh], self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
         for decision, cand in zip(decisions, selection.candidates):
             for page in cand.pages:
                 feats = by_url[page.url]
+                self.order.append(page.url)
                 self.links[page.url] = feats.collections
                 self.tag_paths[page.url] = self._shapes.setdefault(feats.tag_paths, feats.tag_paths)
-                self.frontier.add_links(decision.class_id, self._in_scope(feats))
+                self.frontier.add_links(decision.class_id, self._in_scope(speller.collections(feats.collections)))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
         copy_classes = [self.model.page_class[u] for u in copies if u in self.model.page_class]
@@ -145,13 +158,49 @@ class Explorer:
         if self.refiner and self.updates % self.refine_every == 0 and self._refine_due():
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
             self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
-        summary = UpdateSummary(len(self.model.pages), frozenset(self.model.classes), self.model.class_bits(),
-                                self.frontier.untried())
+        checked_pages = self._checked[1] if self._checked else 0
+        if fresh and len(self.model.pages) - checked_pages >= self.check_pages:
+            self.rebuild()
         self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
                                           round(self.model.mdl, 4), self.frontier.pending_urls()))
-        if fresh and self.stability.observe(summary):
-            self.stable = True
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
+
+    def _page(self, url: str, collections: dict[str, tuple[str, ...]], tag_paths: frozenset[str]) -> Page:
+        schema, url_count = self.model.spelled(collections)
+        return Page(url, schema, url_count, tag_paths)
+
+    def rebuild(self) -> None:
+        """Check the previous check's model's predictions of the pages modelled since;
+        with ``recluster``, first re-cluster every modelled page, rebuild the frontier on
+        the new classes and spelling, and refine."""
+        model = self.model
+        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
+        previous = dict(model.page_class)
+        checked, checked_pages = self._checked or (None, 0)
+        predictions = {}
+        if checked is not None:
+            for page in pages[checked_pages:]:
+                predictions[page.url] = checked.classify(page.schema, page.url_count)[0]
+        before = dict(checked.page_class) if checked is not None else {}
+        if self.recluster:
+            self.model = recluster(pages, model.costs, self.dt, previous, model._next_id, model.speller)
+            speller = self.model.speller
+            self.frontier.rebuild(((self.model.page_class[u], self._in_scope(speller.collections(self.links[u])))
+                                   for u in self.order), self.model.page_class, self.aliases)
+            if self.refiner:
+                self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
+                self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
+        now = self.model.page_class
+        if checked is not None:
+            check = Check(
+                pages=len(now), new=len(predictions),
+                predicted=sum(1 for u, c in predictions.items() if c is not None and now[u] == c),
+                earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
+                classes=len(self.model.classes))
+            if self.stability.observe(check):
+                self.stable = True
+        self._checked = (SiteModel.from_assignment(self.model.pages.values(), now, self.model.costs,
+                                                   self.model.speller), len(now))
 
     def _refine_due(self) -> bool:
         """Refine when classes appeared since the last time, or the model grew by half:
@@ -172,18 +221,19 @@ class Explorer:
         self.aliases[requested] = final
         self.frontier.mark_issued([final])
 
-    def _in_scope(self, feats: PageFeatures) -> dict[str, list[str]]:
+    def _in_scope(self, collections: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
         scope = self.scope
-        return {path: [u for u in urls if scope(u)] for path, urls in feats.collections.items()}
+        return {path: [u for u in urls if scope(u)] for path, urls in collections.items()}
 
     # -- the model as a graph -------------------------------------------------------
     def class_links(self) -> Counter:
         """(source class, path, target class) -> number of links, over modelled pages."""
         page_class = self.model.page_class
         counts: Counter = Counter()
-        for url, collections in self.links.items():
+        spell = self.model.speller.collections
+        for url, raw in self.links.items():
             src = page_class[url]
-            for path, urls in collections.items():
+            for path, urls in spell(raw).items():
                 for u in urls:
                     dst = page_class.get(self.aliases.get(u, u))
                     if dst is not None:
@@ -191,7 +241,7 @@ class Explorer:
         return counts
 
     def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.model.classify(feats.schema, feats.url_count)
+        return self.model.classify(*self.model.spelled(feats.collections))
 
 
 def run_offline(

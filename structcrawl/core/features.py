@@ -14,7 +14,8 @@ page schema and bag of tag paths.
   occurrence in document order.
 * **Schema**: the set of link-collection paths of the page.
 * **Tag paths**: the set of root-to-element tag paths (no positions, no
-  attributes, no text) — the raw material of fingerprints and shingles.
+  attributes, no text, repeated runs of steps folded by ``collapse_runs``) —
+  the raw material of fingerprints.
 
 Nothing here imports Scrapy: features are computed the same way from a live
 response, a stored page or a test string.
@@ -43,6 +44,9 @@ _VARYING_TOKEN = re.compile(r"(?<![^\-_])[^\-_]*\d.*")
 # An id holding anything but word characters and hyphens ("geos::geom::Point_map",
 # "section 2.1", "/docs/intro") is spelled from the page's content, not its layout.
 _CONTENT_ID = re.compile(r"[^\w\-]")
+# "/" separates path steps: a class token holding one ("w-1/2", a mangled "</area")
+# would add a step
+_STEP_SEPARATOR = re.compile(r"/")
 _LINK_TAGS = ("a", "area")
 # Tags that are XPath name tests.  libxml2 keeps any tag name it meets
 # (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
@@ -122,10 +126,33 @@ def _step(tag: str, ident: str | None, cls: str | None) -> str:
         ident = ident.strip()
         step += "#" + ("*" if _CONTENT_ID.search(ident) else _VARYING_TOKEN.sub("*", ident, count=1))
     if cls:
-        tokens = sorted({_VARYING_TOKEN.sub("*", t, count=1) for t in cls.split()})
+        tokens = sorted({_STEP_SEPARATOR.sub("*", _VARYING_TOKEN.sub("*", t, count=1)) for t in cls.split()})
         if tokens:
             step += "." + ".".join(tokens)
     return step
+
+
+#: Longest repeated run of steps folded by ``collapse_runs``.
+MAX_RUN = 3
+
+
+@lru_cache(maxsize=1 << 16)
+def collapse_runs(path: str) -> str:
+    """``path`` with each run of steps repeated back to back kept once:
+    ``ul/li/ul/li/ul/li/a`` -> ``ul/li/a``, ``div/div/div/p`` -> ``div/p``.
+
+    Recursive structures (nested lists, an inheritance tree one level deeper
+    per ancestor, nested sections) write one path per depth; the depth is the
+    page's content, not its template, and split one page type into one class
+    per depth."""
+    steps = path.split("/")
+    i = 0
+    while i < len(steps):
+        for run in range(1, MAX_RUN + 1):
+            while steps[i:i + run] == steps[i + run:i + 2 * run] and i + 2 * run <= len(steps):
+                del steps[i + run:i + 2 * run]
+        i += 1
+    return "/".join(steps)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -229,7 +256,7 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
         if tag in _LINK_TAGS:
             anchors.append(el)
     # interned: thousands of stored pages share the same few hundred paths
-    tag_paths = frozenset(map(sys.intern, tag_path.values()))
+    tag_paths = frozenset(sys.intern(collapse_runs(p)) for p in set(tag_path.values()))
 
     resolve = _resolver(base)
     links: list[Link] = []

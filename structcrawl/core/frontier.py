@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 STRATEGIES = ("densest", "sparsest")
 
@@ -200,40 +200,30 @@ class Frontier:
                 urls.append(url)
         return Batch(best.key, tuple(urls))
 
-    # -- serialisation ---------------------------------------------------------
-    def to_state(self) -> dict:
-        """A JSON-serialisable snapshot; ``Frontier.from_state`` restores it exactly."""
-        return {
-            "strategy": self.strategy,
-            "batch_size": self.batch_size,
-            "saturation_support": self.saturation_support,
-            "saturation_share": self.saturation_share,
-            "trap_pages": self.trap_pages,
-            "probe_size": self.probe_size,
-            "seq": self._seq,
-            "issued": sorted(self.issued),
-            "class_links": {str(k): v for k, v in sorted(self._class_links.items())},
-            "collections": [
-                {"source": c.source, "path": c.path, "seq": c.seq, "urls": c.urls, "cursor": c.cursor,
-                 "tried": c.tried, "leads_to": {str(k): v for k, v in sorted(c.leads_to.items())},
-                 "fetched": c.fetched, "duplicates": c.duplicates, "trap": c.trap}
-                for c in sorted(self.collections.values(), key=lambda c: c.seq)
-            ],
-        }
-
-    @classmethod
-    def from_state(cls, state: dict) -> "Frontier":
-        f = cls(state["strategy"], state["batch_size"], state["saturation_support"], state["saturation_share"],
-                state["trap_pages"], state.get("probe_size", state["batch_size"]))
-        f._seq = state["seq"]
-        f.issued = set(state["issued"])
-        f._class_links = Counter({int(k): v for k, v in state["class_links"].items()})
-        for c in state["collections"]:
-            coll = Collection(c["source"], c["path"], c["seq"], list(c["urls"]), set(c["urls"]), c["cursor"],
-                              c["tried"], Counter({int(k): v for k, v in c["leads_to"].items()}),
-                              c["fetched"], c["duplicates"], c["trap"])
-            f.collections[coll.key] = coll
-        return f
+    def rebuild(self, pages: Iterable[tuple[int, dict[str, Iterable[str]]]], page_class: Mapping[str, int],
+                aliases: Mapping[str, str]) -> None:
+        """Collections anew from the modelled pages — (class id, collections) each, in
+        modelling order — after the classes or the path spelling changed
+        (``recluster``).  What was fetched is read off the URLs: a collection with
+        a fetched URL was tried, leads to the classes of its fetched pages, and
+        counts its failures and copies toward the trap rule; the URLs handed out
+        stay handed out."""
+        old = self.collections
+        self.collections = {}
+        self._class_links = Counter()
+        self._seq = 0
+        for source, collections in pages:
+            self.add_links(source, collections)
+        for key, coll in self.collections.items():
+            fetched = [u for u in coll.urls if u in self.issued]
+            classes = [page_class.get(aliases.get(u, u)) for u in fetched]
+            coll.leads_to = Counter(c for c in classes if c is not None)
+            coll.fetched = len(fetched)
+            coll.duplicates = sum(1 for u in fetched if u not in page_class)
+            before = old.get(key)
+            coll.tried = bool(fetched) or (before is not None and before.tried)
+            coll.trap = (before is not None and before.trap) or (
+                coll.fetched >= self.trap_pages and coll.duplicates >= 0.9 * coll.fetched)
 
     # -- figures -------------------------------------------------------------
     def pending_urls(self) -> int:

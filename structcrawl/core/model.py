@@ -25,7 +25,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
+
+from structcrawl.core.spelling import PathSpeller
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,29 @@ class SiteModel:
         self.model_bits = 0.0
         self.data_bits = 0.0
         self.known_paths: set[str] = set()  #: every path of every class schema
+        self.speller = PathSpeller()  #: how pages' collection paths are spelled (``spelling``)
         self._next_id = 0
+
+    @classmethod
+    def from_assignment(cls, pages: Iterable[Page], assignment: Mapping[str, int], costs: Costs,
+                        speller: PathSpeller | None = None) -> "SiteModel":
+        """A model whose classes are ``assignment`` (url -> class id) of ``pages``, members in page order."""
+        model = cls(costs)
+        if speller is not None:
+            model.speller = speller
+        by_class: dict[int, list[Page]] = {}
+        for page in pages:
+            by_class.setdefault(assignment[page.url], []).append(page)
+        for cid in sorted(by_class):
+            model.classes[cid] = PageClass(cid)
+            model._add_to(model.classes[cid], by_class[cid])
+        model._next_id = max(by_class, default=-1) + 1
+        return model
+
+    def spelled(self, collections: Mapping[str, tuple[str, ...]]) -> tuple[frozenset[str], int]:
+        """(schema, URL count) of a page's raw collections under the model's spelling."""
+        spelled = self.speller.collections(collections)
+        return frozenset(spelled), sum(len(u) for u in spelled.values())
 
     # -- MDL -----------------------------------------------------------------
     @property
@@ -249,6 +273,10 @@ class SiteModel:
     def merge_bits(self, cand: Candidate, cls: PageClass, path_bits: float) -> float:
         """Bits of ``cand``'s pages coded in ``cls`` (``class_code_length`` of each page
         against the class as it is) plus spelling out the paths the class schema gains.
+        A path no class has and only one page of the candidate shows is not evidence
+        (``new_bits`` leaves it out too): one page's own ids or sections cost the same
+        whichever class it joins, and would otherwise pull it away from large classes,
+        whose escape code for an unseen path is the longest.
         O(candidate paths): the class's share comes from its cached ``absent_bits``.
         Sums are ``math.fsum``: exact whatever the order of the terms, which follows
         the set order of path strings and so changes with the process's hash seed;
@@ -257,10 +285,12 @@ class SiteModel:
         escape = math.log2((n + 2 * _ALPHA) / _ALPHA)
         counts = cls.path_counts
         terms = [m * math.log2(max(len(self.pages), n) / n), m * cls.absent_bits()]
+        known = self.known_paths
         for path, j in cand.path_counts.items():
             k = counts.get(path)
             if k is None:
-                terms.append(j * escape + path_bits)
+                if j > 1 or path in known:
+                    terms.append(j * escape + path_bits)
             else:  # present instead of absent on j pages
                 terms.append(j * math.log2((n - k + _ALPHA) / (k + _ALPHA)))
         return math.fsum(terms)
@@ -269,8 +299,9 @@ class SiteModel:
         """Bits of ``cand`` as a class of its own: its schema spelled out, each path's
         presence over its pages (Krichevsky–Trofimov), the class label of each page."""
         m = cand.size
-        bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(cand.path_counts)
-        return bits + math.fsum(kt_bits(j, m) for j in cand.path_counts.values())
+        evidence = [j for p, j in cand.path_counts.items() if j > 1 or p in self.known_paths]
+        bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(evidence)
+        return bits + math.fsum(kt_bits(j, m) for j in evidence)
 
     def class_bits(self) -> dict[int, tuple[int, float]]:
         """Class id -> (members, ``page_bits``): the model as the stability rule sees it."""
@@ -312,13 +343,14 @@ class SiteModel:
         """
         path_bits = self._path_bits(cand)
         new = self.new_bits(cand, path_bits)
-        best: PageClass | None = None
         best_bits = None
         near: tuple[float, float, int] | None = None  # (link distance, -twin similarity, id)
+        costs_by_class: list[tuple[float, int]] = []
         for cls in self.classes.values():
             bits = self.merge_bits(cand, cls, path_bits)
+            costs_by_class.append((bits, cls.id))
             if best_bits is None or bits < best_bits:
-                best, best_bits = cls, bits
+                best_bits = bits
             dist = _distance(cand.schema, cls.path_counts)
             twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
             if (dist < dt or twin >= TWIN_SIMILARITY) and not (
@@ -329,10 +361,15 @@ class SiteModel:
             bits = self.merge_bits(cand, target, path_bits)
             self._add_to(target, cand.pages)
             return Decision("merge", target.id, cand.size, bits, new)
-        if best is not None and best_bits < new and not told_apart(
-                cand.path_counts, cand.size, best.path_counts, best.size):
-            self._add_to(best, cand.pages)
-            return Decision("merge", best.id, cand.size, best_bits, new)
+        # the cheapest class the candidate is not told apart from: a veto against the
+        # cheapest leaves the next-cheapest in the running, not a class of its own
+        for bits, cls_id in sorted(costs_by_class):
+            if bits >= new:
+                break
+            cls = self.classes[cls_id]
+            if not told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size):
+                self._add_to(cls, cand.pages)
+                return Decision("merge", cls.id, cand.size, bits, new)
         cls = self.new_class()
         self._add_to(cls, cand.pages)
         return Decision("new", cls.id, cand.size, best_bits, new)
@@ -390,9 +427,14 @@ class SiteModel:
         total = len(self.pages)
         if not self.classes or not schema:
             return (None, 0.0) if not self.classes else self._best_class(schema, total)
-        best, cost = self._best_class(schema, total)
-        known = len(frozenset().union(*(c.path_counts.keys() for c in self.classes.values())) | schema)
-        alone = len(schema) * math.log2(max(2, known)) + math.log2(total + 1)
+        known = self.known_paths
+        seen = frozenset(p for p in schema if p in known)
+        spell = math.log2(max(2, len(known) + len(schema) - len(seen)))
+        # a path no class has costs the same in every class (spelled out, as alone):
+        # it says nothing about which class the page belongs to
+        best, cost = self._best_class(seen, total)
+        cost += (len(schema) - len(seen)) * spell
+        alone = len(schema) * spell + math.log2(total + 1)
         return (best, cost) if cost <= alone else (None, alone)
 
     def _best_class(self, schema: frozenset[str], total: int) -> tuple[int | None, float]:

@@ -1,0 +1,42 @@
+"""Path spelling: ids made from the page's content dropped, template ids kept, nesting depth folded."""
+
+from structcrawl.core.features import collapse_runs, extract
+from structcrawl.core.spelling import PathSpeller
+
+
+def page(heading_id: str) -> str:
+    return (f'<html><body><div id="nav"><a href="/a">a</a></div>'
+            f'<div id="{heading_id}" class="refentry"><a href="/x/{heading_id}">x</a></div></body></html>')
+
+
+def test_an_id_made_from_a_heading_is_dropped_a_template_id_kept():
+    speller = PathSpeller()
+    pages = [extract(page(h), f"http://s.test/{h}.html") for h in ("SQL-SELECT", "SQL-INSERT", "SQL-UPDATE")]
+    for f in pages:
+        speller.observe(f.collections)
+    spelled = [frozenset(speller.collections(f.collections)) for f in pages]
+    # one schema for the three pages: #nav recurs, the heading ids never do
+    assert spelled[0] == spelled[1] == spelled[2]
+    assert "html/body/div#nav/a" in spelled[0]
+    assert "html/body/div.refentry/a" in spelled[0]
+
+
+def test_an_id_seen_once_is_not_yet_the_template():
+    speller = PathSpeller()
+    assert not speller.observe(["html/body/div#main/a"])
+    assert speller.spell("html/body/div#main/a") == "html/body/div/a"
+    assert speller.observe(["html/body/div#main/a"])  # a second page confirms it
+    assert speller.spell("html/body/div#main/a") == "html/body/div#main/a"
+
+
+def test_a_nested_list_is_one_path_whatever_its_depth():
+    assert collapse_runs("html/body/ul.tree/li/ul/li/ul/li/a") == collapse_runs("html/body/ul.tree/li/ul/li/a")
+    assert collapse_runs("html/body/div/div/div/p") == "html/body/div/p"
+    assert collapse_runs("html/body/table/tr/td/a") == "html/body/table/tr/td/a"
+
+
+def test_a_class_token_holding_a_slash_adds_no_step():
+    f = extract('<html><body><ul class="w-1/2 </area"><li><a href="/p">p</a></li></ul></body></html>',
+                "http://s.test/")
+    (path,) = f.schema
+    assert path.count("/") == 4, path
