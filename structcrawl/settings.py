@@ -77,11 +77,12 @@ STRUCTCRAWL_DT = 0.2
 #: (e.g. ``{"c_i": 0.8}``); missing keys keep the core's defaults.
 STRUCTCRAWL_COSTS = {}
 
-#: Stability rule: over the last WINDOW model updates no class created or
-#: merged and the MDL per page moved less than EPSILON (relative); not before
-#: MIN_PAGES pages are modelled.
-STRUCTCRAWL_STABILITY_WINDOW = 20
-STRUCTCRAWL_STABILITY_EPSILON = 0.02
+#: Stability rule: every 25 new pages the model of the previous check predicts
+#: their classes; stable after WINDOW checks in a row where at most EPSILON of
+#: the new pages went elsewhere and at most EPSILON of the earlier pages moved;
+#: not before MIN_PAGES pages are modelled.
+STRUCTCRAWL_STABILITY_WINDOW = 3
+STRUCTCRAWL_STABILITY_EPSILON = 0.05
 STRUCTCRAWL_STABILITY_MIN_PAGES = 0
 
 #: Scope: the start URL's host only, unless subdomains of it (and of the extra

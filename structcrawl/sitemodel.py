@@ -22,10 +22,11 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from structcrawl.core.features import PageFeatures
+from structcrawl.core.spelling import PathSpeller
 from structcrawl.core.model import Costs, Page, PageClass, SiteModel
 
 FORMAT = "structcrawl-site-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: Defaults of the export's own knobs (the spider passes the STRUCTCRAWL_* settings).
 DEFAULT_SAMPLES = 5
@@ -235,6 +236,9 @@ def model_document(
         "class_links": links,
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
+        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling): a page
+        # is spelled with them before it is classified
+        "spelling": {"ids": sorted(model.speller.kept)},
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
             for m in getattr(explorer, "merges", ())
@@ -319,7 +323,7 @@ class LoadedModel:
         return self.site_model.classify(schema, url_count)
 
     def classify_page(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.site_model.classify(feats.schema, feats.url_count)
+        return self.site_model.classify(*self.site_model.spelled(feats.collections))
 
 
 def _fail(source: str, message: str) -> ModelFormatError:
@@ -426,7 +430,12 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
             fingerprint=list(entry.get("fingerprint") or []),
             members=list(members) if members is not None else None,
         )
+    spelling = document.get("spelling")
+    _expect(isinstance(spelling, dict) and isinstance(spelling.get("ids"), list)
+            and all(isinstance(i, str) for i in spelling["ids"]),
+            source, "missing or malformed 'spelling' section (expected {\"ids\": [strings]})")
     model = rebuild_site_model(costs, specs)
+    model.speller = PathSpeller(spelling["ids"])
     mdl = document["mdl"]
     try:
         model.model_bits = float(mdl.get("model_bits", 0.0))
@@ -463,6 +472,7 @@ def rebuild_site_model(costs: Costs, specs: Iterable[Mapping[str, Any]]) -> Site
         if spec.get("tag_counts") and hasattr(cls, "tag_counts"):
             cls.tag_counts = Counter(spec["tag_counts"])
         model.classes[cid] = cls
+        model.known_paths.update(cls.path_counts)
         empty: frozenset[str] = frozenset()
         for url in cls.members:
             model.pages[url] = Page(url, empty, 0)

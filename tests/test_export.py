@@ -38,9 +38,10 @@ def document(crawl, **kw):
 
 def test_top_level_layout(crawl):
     doc = document(crawl)
-    assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 1
+    assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 2
     assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
-                        "merges", "history"}
+                        "spelling", "merges", "history"}
+    assert doc["spelling"]["ids"] == sorted(crawl[2].model.speller.kept)
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
     explorer = crawl[2]
     assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
@@ -197,7 +198,7 @@ def test_tag_path_samples_are_bounded_and_shared():
         ("", "empty file"),
         ("[1, 2]", "not a structcrawl site model"),
         ('{"format": "something-else", "format_version": 1}', "not a structcrawl site model"),
-        ('{"format": "structcrawl-site-model", "format_version": 2}', "unsupported format_version 2"),
+        ('{"format": "structcrawl-site-model", "format_version": 3}', "unsupported format_version 3"),
         ('{"format": "structcrawl-site-model", "format_version": "1"}', "bad format_version"),
     ],
 )

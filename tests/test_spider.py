@@ -106,7 +106,7 @@ def test_densest_stops_when_stable_and_the_model_classifies_the_site(demo, tmp_p
     assert scrapy_stat(res.stderr, "downloader/request_count") == len(entries)  # every download reached us
 
     # the model
-    assert model["format"] == "structcrawl-site-model" and model["format_version"] == 1
+    assert model["format"] == "structcrawl-site-model" and model["format_version"] == 2
     assert model["parameters"]["strategy"] == "densest"
     scores = classify_and_score(demo, tmp_path / "model.json", tmp_path)
     print(f"densest: fetched {len(gets)}/{n} ({len(gets) / n:.1%}), {len(model['classes'])} classes, "

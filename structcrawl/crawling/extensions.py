@@ -5,7 +5,7 @@ structure crawl, every ``STRUCTCRAWL_LOGSTATS_INTERVAL`` seconds (default 60;
 0 disables it)::
 
     Structure: 412 pages fetched (at 380 pages/min), 405 modelled in 9 classes,
-    MDL 52311 bits (129.2/page), queue 1203 URLs, 24 in flight, stability 12/20 quiet updates
+    MDL 52311 bits (129.2/page), queue 1203 URLs, 24 in flight, stability 2/3 checks held
 
 It reads the ``structcrawl/…`` values that the ``structure`` spider keeps in
 Scrapy's stats collector, so it does no work of its own besides the log line.
@@ -63,7 +63,7 @@ class StructureLogStats:
         if get("structcrawl/stable"):
             stability = f"stable at {get('structcrawl/stable_at_pages', 0)} pages"
         else:
-            stability = f"{get('structcrawl/quiet_updates', 0)}/{get('structcrawl/stability_window', 0)} quiet updates"
+            stability = f"{get('structcrawl/quiet_checks', 0)}/{get('structcrawl/stability_window', 0)} checks held"
         return (
             f"Structure: {fetched} pages fetched (at {rate:.0f} pages/min), {modelled} modelled in "
             f"{get('structcrawl/classes', 0)} classes, MDL {mdl:.0f} bits ({per_page:.1f}/page), "

@@ -77,7 +77,7 @@ Stats (Scrapy's stats collector)
 ``/duplicates`` (dropped by the dupefilter), ``/batches``,
 ``/model_updates``, ``/classes``, ``/classes_created``, ``/mdl_bits``,
 ``/model_bits``, ``/data_bits``, ``/queue_urls``, ``/inflight``,
-``/quiet_updates``, ``/stability_window``, ``/stable``, ``/stable_at_pages``,
+``/quiet_checks``, ``/stability_window``, ``/stable``, ``/stable_at_pages``,
 ``/stable_at_requests``, ``/stability_reason``, ``/model_step_max_ms``,
 ``/model_step_total_s``, ``/close_reason``, ``/model_out``,
 ``/model_written`` (or ``/export_error``), and the run's ``/start_url``,
@@ -718,7 +718,7 @@ class StructureSpider(scrapy.Spider):
         stats.set_value("structcrawl/mdl_bits", round(model.mdl, 1))
         stats.set_value("structcrawl/model_bits", round(model.model_bits, 1))
         stats.set_value("structcrawl/data_bits", round(model.data_bits, 1))
-        stats.set_value("structcrawl/quiet_updates", explorer.stability.quiet_updates)
+        stats.set_value("structcrawl/quiet_checks", explorer.stability.quiet_checks)
         stats.set_value("structcrawl/stability_window", explorer.stability.window)
         stats.set_value("structcrawl/model_step_max_ms", round(self._step_max * 1000, 3))
         stats.set_value("structcrawl/model_step_total_s", round(self._step_total, 3))
