@@ -1,7 +1,7 @@
 """Offline UXClust at scale: `structcrawl cluster` over a synthetic store of N pages, SQLite and PostgreSQL.
 
 For each backend: fill a store with a synthetic crawl of N demo-site pages
-(structcrawl.store.synthetic: a real breadth-first crawl of the demo site,
+(benchmarks/synthetic_store.py: a real breadth-first crawl of the demo site,
 replicated inside the database), then run ``structcrawl cluster --members``
 in a child process per grouping (exact XPath, link-collection path) and
 report wall time (first run — right after the store was written — and best
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from structcrawl.demo.site import DemoSite  # noqa: E402
 from structcrawl.analysis.metrics import pairwise_precision_recall  # noqa: E402
-from structcrawl.store.synthetic import fill, truth_of  # noqa: E402
+from synthetic_store import fill, truth_of  # noqa: E402
 
 PG_URL = os.environ.get("STRUCTCRAWL_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 STRUCTCRAWL = [sys.executable, "-m", "structcrawl"]

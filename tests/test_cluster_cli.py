@@ -23,7 +23,7 @@ from helpers import PROJECT, assert_one_error, serving
 from structcrawl.demo.site import DemoSite
 from structcrawl.analysis.metrics import pairwise_precision_recall
 from structcrawl.store import schema as S
-from structcrawl.store.synthetic import fill, truth_of
+from synthetic_store import fill, truth_of
 
 structcrawl = partial(helpers.structcrawl, cwd=PROJECT)  # python -m structcrawl runs this checkout
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from lxml import etree, html as LH
 
-from structcrawl.cli import main
+from structcrawl.commands.parser import main
 from structcrawl.demo.site import DemoSite
 from structcrawl.sitemodel import model_document, write_model
 from structcrawl.report import curve_svg, graph_svg, layout, quality_point, render_report, report_path_for

@@ -283,7 +283,7 @@ def test_schema_version_mismatch_is_one_line(demo, tmp_path, version, says):
 def test_docker_compose_crawler_command_against_local_postgres(demo, pg_url, tmp_path):
     import yaml
 
-    from structcrawl.cli import build_parser
+    from structcrawl.commands.parser import build_parser
 
     compose = yaml.safe_load((PROJECT / "docker-compose.yml").read_text(encoding="utf-8"))
     services = compose["services"]

@@ -458,7 +458,7 @@ def test_concurrent_open_has_exactly_one_winner(db_url):
 
 
 def test_jobs_and_export_commands(db_url, site, tmp_path, capsys, monkeypatch):
-    from structcrawl.cli import main
+    from structcrawl.commands.parser import main
 
     store, session, explorer = open_session(db_url, name="shop")
     OfflineCrawl(site, explorer, session).run(steps=8)
