@@ -4,15 +4,14 @@ written atomically, a progress display on stderr and a summary table."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from typing import IO
 
 from structcrawl.analysis.uxclust import Parameters
 from structcrawl.commands.errors import CommandError
 from structcrawl.commands.jobs import database_url
+from structcrawl.files import atomic_write
 from structcrawl.store import StoreError
 from structcrawl.store.cluster import (
     MemberReader,
@@ -80,14 +79,8 @@ def run_cluster(db: str, job: str | None, params: Parameters, group_by: str, out
         if target == "-":
             write_document(sys.stdout, stored, reader)
             return
-        fd, tmp = tempfile.mkstemp(prefix=".clusters-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(target)))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                write_document(fh, stored, reader)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with atomic_write(target, prefix=".clusters-") as fh:
+            write_document(fh, stored, reader)
 
     if members:
         stored = cluster_store(db, job, params, group_by, progress,

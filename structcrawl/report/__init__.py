@@ -29,6 +29,8 @@ import os
 from collections import defaultdict
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
+from structcrawl.files import atomic_write
+
 __all__ = [
     "layout",
     "graph_svg",
@@ -595,8 +597,9 @@ def report_path_for(model_path: str) -> str:
 
 
 def write_report(document: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write the report of ``document`` atomically (temp file + rename; mode as the umask gives)."""
     text = render_report(document)
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path, prefix=".report-") as fh:
         fh.write(text)
 
 
