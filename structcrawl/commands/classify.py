@@ -69,12 +69,20 @@ def is_url(text: str) -> bool:
     return text[:8].lower().startswith(("http://", "https://"))
 
 
+def relative_path(path: str, root: str) -> str:
+    """``path`` relative to the directory ``root``, compared as given first (a symlink under ``root`` keeps
+    its name), then with both sides resolved (``root``, or the current directory, reached through a
+    symlink); InputError when it is not under ``root``."""
+    for resolve in (os.path.abspath, os.path.realpath):
+        rel = os.path.relpath(resolve(path), resolve(root))
+        if rel not in (os.curdir, os.pardir) and not rel.startswith(os.pardir + os.sep):
+            return rel
+    raise InputError(f"{path} is not under --root {root}")
+
+
 def file_url(path: str, base_url: str, root: str) -> str:
     """URL of a local file: ``base_url`` joined with its path relative to ``root``."""
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
-        raise InputError(f"{path} is not under --root {root}")
-    rel = rel.replace(os.sep, "/")
+    rel = relative_path(path, root).replace(os.sep, "/")
     base = base_url if base_url.endswith("/") else base_url + "/"
     url = normalize_url(urljoin(base, quote(rel, safe=_SAFE_PATH)))
     if url is None:
