@@ -8,7 +8,8 @@ report wall time (first run — right after the store was written — and best
 of ``--rounds``), pages/s, the clustering process's peak RSS (GNU time), and pairwise
 precision/recall against the demo site's truth on the clustered pages.
 
-    python benchmarks/cluster_scale.py [--pages 1000000] [--base-pages 10000] [--backends sqlite,postgresql] [--rounds 2]
+    python benchmarks/cluster_scale.py [--pages 1000000] [--base-pages 10000] \
+        [--backends sqlite,postgresql] [--rounds 2]
 
 Anchor (UXClust Table 3): UXClust clustered 1,076,993 pages in 235 s on a
 4-core laptop with MySQL (≈ 4,600 pages/s); the goal here is ≥ 18,000 pages/s
@@ -32,8 +33,8 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from structcrawl.demo.site import DemoSite  # noqa: E402
 from structcrawl.analysis.metrics import pairwise_precision_recall  # noqa: E402
+from structcrawl.demo.site import DemoSite  # noqa: E402
 from synthetic_store import fill, truth_of  # noqa: E402
 
 PG_URL = os.environ.get("STRUCTCRAWL_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -94,7 +95,7 @@ def main() -> None:
             db = f"{PG_URL}{'&' if '?' in PG_URL else '?'}options=-csearch_path%3D{schema}"
         try:
             made = fill(db, args.pages, base_pages=args.base_pages,
-                        progress=lambda m: print(f"[{backend}] {m}", file=sys.stderr))
+                        progress=lambda m: print(f"[{backend}] {m}", file=sys.stderr))  # noqa: B023 - called by fill
             print(f"[{backend}] store: {made.pages:,} pages, {made.links:,} links in {made.seconds:.0f} s",
                   file=sys.stderr)
             for group_by, similarity in (("xpath", 0.8), ("path", 0.9)):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from helpers import learn_offline, serving, structcrawl, unused_port
+from structcrawl.core.features import extract
 from structcrawl.demo.site import DemoSite
 from structcrawl.sitemodel import dumps, load_model, model_document, write_model
-from structcrawl.core.features import extract
 
 SITE = DemoSite(pages=300, seed=5)
 classify = partial(structcrawl, "classify")
@@ -135,7 +135,8 @@ def test_output_file(model_path, server, tmp_path):
 
 def test_bad_inputs_give_error_lines_and_exit_1(model_path, server, tmp_path):
     res = classify(
-        model_path, "--root", str(tmp_path), server + "/no/such/page", str(tmp_path / "missing.html"), server + "/robots.txt", server + "/"
+        model_path, "--root", str(tmp_path), server + "/no/such/page", str(tmp_path / "missing.html"),
+        server + "/robots.txt", server + "/",
     )
     assert res.returncode == 1
     out = lines(res)

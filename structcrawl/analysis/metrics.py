@@ -222,7 +222,7 @@ def purity(table: Contingency | Mapping[str, Hashable | None], truth: Mapping[st
     """Fraction of pages that belong to the majority class of their cluster (higher is better)."""
     t = _table(table, truth)
     best = [0] * len(t.clusters)
-    for (i, j), e in t.counts.items():
+    for (_i, j), e in t.counts.items():
         if e > best[j]:
             best[j] = e
     return sum(best) / t.n
@@ -246,7 +246,9 @@ class PairCounts(NamedTuple):
     apart_both: int  # d  = TN
 
 
-def pair_counts(table: Contingency | Mapping[str, Hashable | None], truth: Mapping[str, Hashable] | None = None) -> PairCounts:
+def pair_counts(
+    table: Contingency | Mapping[str, Hashable | None], truth: Mapping[str, Hashable] | None = None
+) -> PairCounts:
     """Pair confusion counts (a, b, c, d) from the contingency, in O(cells) (exact Python ints)."""
     t = _table(table, truth)
     a = sum(_pairs(e) for e in t.counts.values())
