@@ -143,7 +143,8 @@ def main() -> None:
         a = max(plain, key=rate)
         b = max(exhaust, key=rate)
         print(f"{'run':<34} {'responses':>9} {'seconds':>8} {'pages/s':>8}  close reason")
-        print(f"{'(a) CrawlSpider, every link':<34} {a['responses']:>9} {a['elapsed']:>8.1f} {rate(a):>8.1f}  {a['reason']}")
+        print(f"{'(a) CrawlSpider, every link':<34} {a['responses']:>9} {a['elapsed']:>8.1f} {rate(a):>8.1f}"
+              f"  {a['reason']}")
         print(
             f"{'(b) structure, stop=exhaust':<34} {b['responses']:>9} {b['elapsed']:>8.1f} {rate(b):>8.1f}"
             f"  {b['reason']}  ({b['modelled']} modelled, {b['classes']} classes,"

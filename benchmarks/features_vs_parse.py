@@ -15,8 +15,8 @@ import time
 
 import lxml.html
 
-from structcrawl.demo.site import DemoSite
 from structcrawl.core.features import extract
+from structcrawl.demo.site import DemoSite
 
 
 def main() -> None:

@@ -21,10 +21,10 @@ import time
 
 
 def child(size: int, stop: str, max_pages: int | None) -> dict:
-    from structcrawl.demo.site import DemoSite, fetcher
     from structcrawl.core.explorer import Explorer
     from structcrawl.core.features import extract
     from structcrawl.core.urls import normalize_url
+    from structcrawl.demo.site import DemoSite, fetcher
 
     base = "http://127.0.0.1:8000"
     site = DemoSite(pages=size)

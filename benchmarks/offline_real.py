@@ -28,10 +28,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
-
+from structcrawl.analysis.metrics import evaluate  # noqa: E402
 from structcrawl.core.explorer import run_offline  # noqa: E402
 from structcrawl.core.features import extract  # noqa: E402
-from structcrawl.analysis.metrics import evaluate  # noqa: E402
 
 BASE = "http://127.0.0.1:8000/"
 

@@ -42,11 +42,10 @@ sys.path.insert(0, str(HERE))
 import corpora  # noqa: E402
 from bfs_baseline import cluster_crawl, crawl_site  # noqa: E402
 from offline_real import print_confusion  # noqa: E402
-
-from structcrawl.sitemodel import write_model  # noqa: E402
 from structcrawl.analysis.metrics import evaluate  # noqa: E402
-from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
 from structcrawl.analysis.uxclust import Parameters  # noqa: E402
+from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
+from structcrawl.sitemodel import write_model  # noqa: E402
 
 #: the baseline's UXClust settings: (label, grouping, parameters)
 BASELINES = (("BFS + UXClust, exact XPath 0.8", "xpath", Parameters(cutoff=20, similarity=0.8)),
@@ -223,13 +222,15 @@ def table(rows: list[dict]) -> str:
             "pair P | pair R | Q (crawl) | classes found / truth |")
     lines = [head, "|" + "|".join("---" for _ in range(14)) + "|"]
     for r in rows:
-        for label, res, truth in ((r["corpus"], r["res"], r["truth"]),
-                                  (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0),
-                                  (r["corpus"] + " (stubs apart)", r["stubs"], r["stubs"]["classes"] if r["stubs"] else 0)):
+        variants = ((r["corpus"], r["res"], r["truth"]),
+                    (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0),
+                    (r["corpus"] + " (stubs apart)", r["stubs"], r["stubs"]["classes"] if r["stubs"] else 0))
+        for label, res, truth in variants:
             if res is None:
                 continue
             lines.append(
-                f"| {label} | {r['strategy']} | {r['site']:,} | {r['fetched']:,} ({100 * r['fetched'] / r['site']:.1f} %) "
+                f"| {label} | {r['strategy']} | {r['site']:,} | "
+                f"{r['fetched']:,} ({100 * r['fetched'] / r['site']:.1f} %) "
                 f"| {r['wall']:.1f} | {r['stop']} | {res['fstar']:.3f} | {res['entropy']:.3f} | {res['purity']:.3f} | "
                 f"{res['ari']:.3f} | {res['pair_precision']:.3f} | {res['pair_recall']:.3f} | "
                 f"{'—' if r['q'] is None else format(r['q'], '.3f')} | {r['found']} / {truth} |")

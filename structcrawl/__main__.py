@@ -1,5 +1,5 @@
 import sys
 
-from structcrawl.cli import main
+from structcrawl.commands.parser import main
 
 sys.exit(main())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
@@ -24,6 +23,7 @@ from urllib.parse import urlsplit
 from structcrawl.core.features import PageFeatures
 from structcrawl.core.spelling import PathSpeller
 from structcrawl.core.model import Costs, Page, PageClass, SiteModel
+from structcrawl.files import atomic_write
 
 FORMAT = "structcrawl-site-model"
 FORMAT_VERSION = 2
@@ -264,21 +264,10 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 
 def write_model(document: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write atomically: a reader never sees a half-written model (temp file + rename)."""
+    """Write atomically: a reader never sees a half-written model (temp file + rename; mode as the umask gives)."""
     text = dumps(document).encode("utf-8")
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".model-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_write(path, binary=True, prefix=".model-") as fh:
+        fh.write(text)
 
 
 # ---------------------------------------------------------------------------

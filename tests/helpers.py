@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from structcrawl.core.explorer import run_offline
+from structcrawl.core.features import extract
 from structcrawl.demo import hostile, server
 from structcrawl.demo.site import DemoSite
-from structcrawl.core.explorer import run_offline
 from structcrawl.sitemodel import TagPathSamples
-from structcrawl.core.features import extract
 
 PYTHON = sys.executable
 SCRAPY = str(Path(PYTHON).with_name("scrapy"))

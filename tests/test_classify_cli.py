@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from helpers import learn_offline, serving, structcrawl, unused_port
+from structcrawl.core.features import extract
 from structcrawl.demo.site import DemoSite
 from structcrawl.sitemodel import dumps, load_model, model_document, write_model
-from structcrawl.core.features import extract
 
 SITE = DemoSite(pages=300, seed=5)
 classify = partial(structcrawl, "classify")
@@ -135,7 +135,8 @@ def test_output_file(model_path, server, tmp_path):
 
 def test_bad_inputs_give_error_lines_and_exit_1(model_path, server, tmp_path):
     res = classify(
-        model_path, "--root", str(tmp_path), server + "/no/such/page", str(tmp_path / "missing.html"), server + "/robots.txt", server + "/"
+        model_path, "--root", str(tmp_path), server + "/no/such/page", str(tmp_path / "missing.html"),
+        server + "/robots.txt", server + "/",
     )
     assert res.returncode == 1
     out = lines(res)
@@ -152,6 +153,27 @@ def test_unreachable_url(model_path):
     assert res.returncode == 1
     [rec] = lines(res)
     assert rec["class"] is None and "cannot fetch" in rec["error"]
+
+
+def test_root_reached_through_a_symlink(model_path, model, server, tmp_path):
+    """--root and the inputs name one directory by two paths, one through a symlink: the files are under it."""
+    real, link = tmp_path / "real", tmp_path / "link"
+    (real / "book").mkdir(parents=True)
+    (real / "book" / "3.html").write_bytes(SITE.render("/book/3.html")[2])
+    link.symlink_to(real, target_is_directory=True)
+    for root, page, cwd in [
+        (link, "book/3.html", link),  # the current directory entered through the symlink (getcwd() resolves it)
+        (link, real / "book" / "3.html", None),
+        (real, link / "book" / "3.html", None),
+    ]:
+        res = classify(model_path, "--base-url", server, "--root", str(root), str(page), cwd=cwd and str(cwd))
+        assert_one_classified(res, model, server, "/book/3.html")
+    # a symlink under --root to a file elsewhere keeps its own name
+    (tmp_path / "elsewhere.html").write_bytes(SITE.render("/book/3.html")[2])
+    (real / "alias.html").symlink_to(tmp_path / "elsewhere.html")
+    res = classify(model_path, "--base-url", server, "--root", str(real), str(real / "alias.html"))
+    assert res.returncode == 0, res.stderr
+    assert lines(res)[0]["url"] == server + "/alias.html"
 
 
 def test_file_outside_root(model_path, tmp_path):

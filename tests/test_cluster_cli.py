@@ -20,10 +20,10 @@ import sqlalchemy as sa
 import helpers
 from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import PROJECT, assert_one_error, serving
-from structcrawl.demo.site import DemoSite
 from structcrawl.analysis.metrics import pairwise_precision_recall
+from structcrawl.demo.site import DemoSite
 from structcrawl.store import schema as S
-from structcrawl.store.synthetic import fill, truth_of
+from synthetic_store import fill, truth_of
 
 structcrawl = partial(helpers.structcrawl, cwd=PROJECT)  # python -m structcrawl runs this checkout
 

@@ -380,7 +380,8 @@ def test_walk_author_vs_publisher(site: DemoSite, walk: Walk) -> None:
     assert 0.2 * len(schemas["author"]) < n_photo < 0.9 * len(schemas["author"])
     # same frame: the paths outside <main> are identical on both
     frame = {p for s in schemas["author"] + schemas["publisher"] for p in s if "main#content" not in p}
-    assert all(frame == {p for p in s if "main#content" not in p} for s in schemas["author"][:20] + schemas["publisher"][:20])
+    assert all(frame == {p for p in s if "main#content" not in p}
+               for s in schemas["author"][:20] + schemas["publisher"][:20])
 
 
 def test_walk_optional_sections_and_numbered_ids(site: DemoSite, walk: Walk) -> None:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from helpers import Recorder, learn_offline
-from structcrawl.demo.site import DemoSite
 from structcrawl.core.explorer import run_offline
+from structcrawl.demo.site import DemoSite
 from structcrawl.sitemodel import (
     FORMAT,
     FORMAT_VERSION,

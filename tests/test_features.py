@@ -26,7 +26,7 @@ PAGE = b"""<!DOCTYPE html>
 
 def test_links_xpaths_and_collection_paths():
     f = extract(PAGE, "http://shop.test/dir/index.html")
-    got = [(l.url, l.xpath, l.path) for l in f.links]
+    got = [(link.url, link.xpath, link.path) for link in f.links]
     assert got == [
         ("http://shop.test/", "/html/body/div[1]/ul/li[1]/a", "html/body/div#menu/ul/li/a"),
         ("http://shop.test/books?page=2", "/html/body/div[1]/ul/li[2]/a", "html/body/div#menu/ul/li/a"),
@@ -98,15 +98,15 @@ def test_url_normalisation():
 
 def test_base_href_is_honoured():
     html = b'<html><head><base href="http://cdn.test/root/"></head><body><a href="p.html">p</a></body></html>'
-    assert [l.url for l in extract(html, "http://shop.test/x/y").links] == ["http://cdn.test/root/p.html"]
+    assert [link.url for link in extract(html, "http://shop.test/x/y").links] == ["http://cdn.test/root/p.html"]
     rel = b'<html><head><base href="../up/"></head><body><a href="p.html">p</a></body></html>'
-    assert [l.url for l in extract(rel, "http://shop.test/x/y/z").links] == ["http://shop.test/x/up/p.html"]
+    assert [link.url for link in extract(rel, "http://shop.test/x/y/z").links] == ["http://shop.test/x/up/p.html"]
 
 
 def test_broken_markup_still_gives_features():
     html = b"<html><body><div><ul><li><a href='/1'>one<li><a href='/2'>two</ul><p><b><a href='/3'>x</div>"
     f = extract(html, "http://shop.test/")
-    assert [l.url for l in f.links] == ["http://shop.test/1", "http://shop.test/2", "http://shop.test/3"]
+    assert [link.url for link in f.links] == ["http://shop.test/1", "http://shop.test/2", "http://shop.test/3"]
     # libxml2's recovery nests the second <li> inside the open <a>: positions follow the repaired tree
     assert f.links[0].xpath == "/html/body/div/ul/li/a"
 
@@ -116,11 +116,11 @@ def test_degenerate_documents():
         f = extract(body, "http://shop.test/")
         assert f.links == () and f.schema == frozenset()
     nul = extract(b"<html><body><a href='/a'>a\x00</a>\x00<a href='/b'>b</a></body></html>", "http://shop.test/")
-    assert [l.url for l in nul.links] == ["http://shop.test/a", "http://shop.test/b"]
+    assert [link.url for link in nul.links] == ["http://shop.test/a", "http://shop.test/b"]
     # libxml2 stops at depth 2048: what is above it still gives features, nothing crashes
     deep = b"<html><body><a href='/top'>t</a>" + b"<div>" * 5000 + b"<a href='/deep'>d</a>" + b"</div>" * 5000
     f = extract(deep, "http://shop.test/")
-    assert [l.url for l in f.links] == ["http://shop.test/top"]
+    assert [link.url for link in f.links] == ["http://shop.test/top"]
     assert max(p.count("/") for p in f.tag_paths) <= 2048
 
 
@@ -129,16 +129,17 @@ def test_encodings():
     for cs in ("utf-8", "latin-1", "cp1252", "utf-16"):
         body = text.format(cs=cs).encode(cs)
         f = extract(body, "http://shop.test/")
-        assert [l.url for l in f.links] == ["http://shop.test/caf%C3%A9"], cs
+        assert [link.url for link in f.links] == ["http://shop.test/caf%C3%A9"], cs
     # header charset wins over sniffing; BOM wins over everything
     latin = '<html><body><a href="/\u00e9t\u00e9">x</a></body></html>'.encode("latin-1")
     assert extract(latin, "http://shop.test/", "text/html; charset=iso-8859-1").links[0].url.endswith("/%C3%A9t%C3%A9")
-    bom = b"\xef\xbb\xbf" + '<html><head><meta charset="latin-1"></head><body><a href="/\u00e9">x</a></body></html>'.encode()
+    bom = '<html><head><meta charset="latin-1"></head><body><a href="/\u00e9">x</a></body></html>'.encode()
+    bom = b"\xef\xbb\xbf" + bom
     assert extract(bom, "http://shop.test/").links[0].url == "http://shop.test/%C3%A9"
     assert extract('<a href="/str">s</a>', "http://shop.test/").links[0].url == "http://shop.test/str"
     # a <meta> naming UTF-16 on an ASCII-compatible page lies: UTF-8
     lie = '<html><head><meta charset="utf-16"></head><body><a href="/t\u00e9">t</a></body></html>'.encode()
-    assert [l.url for l in extract(lie, "http://shop.test/", "text/html").links] == ["http://shop.test/t%C3%A9"]
+    assert [link.url for link in extract(lie, "http://shop.test/", "text/html").links] == ["http://shop.test/t%C3%A9"]
 
 
 def test_link_cap_bounds_work():

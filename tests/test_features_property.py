@@ -101,7 +101,7 @@ def check_invariants(body: bytes | str, ctype: str | None = None, max_links: int
         assert bare.split("/") == _tags_of_path(link.path), (link.xpath, link.path)
         assert link.path in f.schema
         assert link.url in f.collections[link.path]
-    assert set(f.inbound()) == {l.url for l in f.links}
+    assert set(f.inbound()) == {link.url for link in f.links}
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
-from structcrawl.demo.site import DemoSite, fetcher
+from structcrawl.analysis.metrics import evaluate
 from structcrawl.core.explorer import Explorer, run_offline
 from structcrawl.core.features import extract
-from structcrawl.analysis.metrics import evaluate
+from structcrawl.demo.site import DemoSite, fetcher
 
 BASE = "http://127.0.0.1:8000"
 
@@ -136,7 +136,8 @@ def test_copies_are_aliases_and_a_collection_of_copies_is_a_trap():
     home = f"<html><body><ul class='items'>{items}</ul></body></html>".encode()
 
     def item(i):
-        return f"<html><body><h1>{i}</h1><p class='wrap'><a href='/index.html?{i}'>frames</a></p></body></html>".encode()
+        return (f"<html><body><h1>{i}</h1><p class='wrap'><a href='/index.html?{i}'>frames</a></p>"
+                "</body></html>").encode()
 
     frameset = b"<html><frameset><frame src='/menu.html'></frameset></html>"
     fetched = []
@@ -199,7 +200,8 @@ def _sectioned_site(items=1000, lists=40, seed=7):
     per = items // lists
     for i in range(lists):
         links = "".join(f'<li><a href="/item/{j}">I{j}</a></li>' for j in range(i * per, (i + 1) * per))
-        pages[f"/list/{i}"] = nav + f'<ul class="items">{links}</ul><p class="pager"><a href="/list/{(i + 1) % lists}">next</a></p>'
+        pager = f'<p class="pager"><a href="/list/{(i + 1) % lists}">next</a></p>'
+        pages[f"/list/{i}"] = nav + f'<ul class="items">{links}</ul>' + pager
         truth[f"/list/{i}"] = "list"
     sections = ["related", "inherited", "seealso", "members", "examples", "notes"]
     for j in range(items):
@@ -208,7 +210,8 @@ def _sectioned_site(items=1000, lists=40, seed=7):
         for name in sections:
             if rnd.random() < 0.3:
                 targets = rnd.sample(range(items), 3)
-                body += f'<div class="{name}"><ul>' + "".join(f'<li><a href="/item/{t}">x</a></li>' for t in targets) + "</ul></div>"
+                lis = "".join(f'<li><a href="/item/{t}">x</a></li>' for t in targets)
+                body += f'<div class="{name}"><ul>' + lis + "</ul></div>"
         pages[f"/item/{j}"] = body + "</div>"
         truth[f"/item/{j}"] = "item"
     html = {base + p: f"<html><body>{b}</body></html>".encode() for p, b in pages.items()}

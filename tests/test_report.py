@@ -6,14 +6,14 @@ import json
 import re
 
 import pytest
-from lxml import etree, html as LH
-
-from structcrawl.cli import main
-from structcrawl.demo.site import DemoSite
-from structcrawl.sitemodel import model_document, write_model
-from structcrawl.report import curve_svg, graph_svg, layout, quality_point, render_report, report_path_for
+from lxml import etree
+from lxml import html as LH
 
 from helpers import learn_offline
+from structcrawl.commands.parser import main
+from structcrawl.demo.site import DemoSite
+from structcrawl.report import curve_svg, graph_svg, layout, quality_point, render_report, report_path_for
+from structcrawl.sitemodel import model_document, write_model
 from test_export import BASE
 
 
@@ -48,12 +48,13 @@ def test_graph_has_one_node_per_class_and_one_arrow_per_linked_pair(crawl):
     sizes = {c["id"]: c["size"] for c in doc["classes"]}
     big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
     assert r[big] > r[small]
-    pairs = {(l["source"], l["target"]) for l in doc["class_links"]}
+    pairs = {(link["source"], link["target"]) for link in doc["class_links"]}
     edges = svg.xpath(".//s:g[@data-source]", namespaces=ns)
     assert {(int(g.get("data-source")), int(g.get("data-target"))) for g in edges} == pairs
     for g in edges:  # the count on the arrow is the sum of its collection paths' counts
         s, t = int(g.get("data-source")), int(g.get("data-target"))
-        assert int(g.get("data-count")) == sum(l["count"] for l in doc["class_links"] if (l["source"], l["target"]) == (s, t))
+        assert int(g.get("data-count")) == sum(link["count"] for link in doc["class_links"]
+                                               if (link["source"], link["target"]) == (s, t))
     assert svg.findall(".//s:text[@class='edge-label']", ns), "backbone arrows carry labels"
 
 

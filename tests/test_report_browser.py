@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 from lxml import html as LH
 
-from structcrawl.demo.site import DemoSite
 from structcrawl.core.explorer import run_offline
-from structcrawl.sitemodel import TagPathSamples, model_document
+from structcrawl.demo.site import DemoSite
 from structcrawl.report import write_report
-
+from structcrawl.sitemodel import TagPathSamples, model_document
 from test_export import BASE, Recorder
 
 ARTIFACTS = Path(__file__).parent / "artifacts"

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 import helpers
+from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo
 from structcrawl.demo.site import DemoSite
 from structcrawl.store import CrawlStore
@@ -82,7 +82,8 @@ def committed(db: str, demo: Demo, job: str = "shop") -> set[str]:
         out: set[str] = set()
         with store.engine.connect() as conn:
             b, p, r, u = S.batches, S.pages, S.redirects, S.urls
-            for urls in conn.execute(sa.select(b.c.urls).where(b.c.job_id == info.id, b.c.state == "completed")).scalars():
+            done = sa.select(b.c.urls).where(b.c.job_id == info.id, b.c.state == "completed")
+            for urls in conn.execute(done).scalars():
                 out.update(urls)
             for col, table in ((p.c.url_id, p), (r.c.final_id, r)):
                 out.update(conn.execute(
@@ -135,10 +136,11 @@ def test_sigkill_and_resume_repeatedly(db_url, demo, reference, tmp_path):
         mark = demo.log.mark()
         proc, err = start(cmd, tmp_path, f"run{trial}")
         target = rng.randint(20, 120)  # the site has ~600 pages: several kills before the end
-        wait_for(lambda: len(demo.log.gets(mark)) >= target, f"{target} pages fetched", proc)
+        # wait_for calls each lambda before the loop moves on: the loop variables are the current ones
+        wait_for(lambda: len(demo.log.gets(mark)) >= target, f"{target} pages fetched", proc)  # noqa: B023
         # the writer group-commits: on a loaded machine the first commit can come after the target
         before = committed_at_kill[-1] if committed_at_kill else set()
-        wait_for(lambda: committed(db_url, demo) - before, "a commit in this run", proc)
+        wait_for(lambda: committed(db_url, demo) - before, "a commit in this run", proc)  # noqa: B023
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         runs.append(demo.log.gets(mark))
@@ -169,7 +171,8 @@ def test_sigkill_and_resume_repeatedly(db_url, demo, reference, tmp_path):
     # no page lost, same classes as the uninterrupted crawl
     model = json.loads(out.read_text(encoding="utf-8"))
     assert model["crawl"]["stop_reason"] == "finished"
-    assert {u for c in model["classes"] for u in c["members"]} == {u for c in reference["classes"] for u in c["members"]}
+    assert ({u for c in model["classes"] for u in c["members"]}
+            == {u for c in reference["classes"] for u in c["members"]})
     assert partition(model) == partition(reference)
     info = job_info(db_url)
     assert info.status == "finished" and info.lock_token is None and info.runs == 4
@@ -218,7 +221,8 @@ def test_sigint_stops_gracefully_and_the_job_resumes(db_url, demo, reference, tm
     res = run(cmd)
     assert res.returncode != 0
     lines = error_lines(res.stderr)
-    assert len(lines) == 1 and "job 'shop' is finished (finished" in lines[0] and "fresh=1" in lines[0], res.stderr[-2000:]
+    assert len(lines) == 1, res.stderr[-2000:]
+    assert "job 'shop' is finished (finished" in lines[0] and "fresh=1" in lines[0], res.stderr[-2000:]
     # … and -a fresh=1 starts it over
     mark = demo.log.mark()
     res = run(crawl_cmd(demo, db_url, "-a", "fresh=1", out=out))
@@ -283,7 +287,7 @@ def test_schema_version_mismatch_is_one_line(demo, tmp_path, version, says):
 def test_docker_compose_crawler_command_against_local_postgres(demo, pg_url, tmp_path):
     import yaml
 
-    from structcrawl.cli import build_parser
+    from structcrawl.commands.parser import build_parser
 
     compose = yaml.safe_load((PROJECT / "docker-compose.yml").read_text(encoding="utf-8"))
     services = compose["services"]

@@ -285,8 +285,9 @@ def test_demo_site_hostile_switch(tmp_path):
     import urllib.request
 
     port = unused_port()
-    proc = subprocess.Popen([PYTHON, "-m", "structcrawl", "demo-site", "--hostile", "--pages", "100", "--port", str(port)],
-                            cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "structcrawl", "demo-site", "--hostile", "--pages", "100", "--port", str(port)],
+        cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         home = None

@@ -253,7 +253,8 @@ class _Tricky(BaseHTTPRequestHandler):
             return self._send(200, PAGE.format(title="home", menu=menu, items="").encode())
         if p.startswith("/item/") or p.startswith("/deep/"):
             n = int(p.rsplit("/", 1)[1])
-            items = "".join(f'<li><a href="/item/{k}">{k}</a></li>' for k in range(1, 6) if p.startswith("/deep/") or k != n)
+            items = "".join(f'<li><a href="/item/{k}">{k}</a></li>' for k in range(1, 6)
+                            if p.startswith("/deep/") or k != n)
             if p.startswith("/deep/") and n < 4:
                 items += f'<li><a href="/deep/{n + 1}">deeper</a></li>'
             return self._send(200, PAGE.format(title=p, menu='<li><a href="/">home</a></li>', items=items).encode())

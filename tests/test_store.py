@@ -21,10 +21,10 @@ import pytest
 import sqlalchemy as sa
 
 from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
-from structcrawl.demo.site import DemoSite, fetcher
 from structcrawl.core.explorer import Explorer
-from structcrawl.sitemodel import TagPathSamples, dumps, model_document
 from structcrawl.core.features import extract
+from structcrawl.demo.site import DemoSite, fetcher
+from structcrawl.sitemodel import TagPathSamples, dumps, model_document
 from structcrawl.store import (
     SCHEMA_VERSION,
     CrawlStore,
@@ -141,7 +141,8 @@ def open_session(url: str, name: str = "demo", params=PARAMS, **kw):
 
 def explorer_state(ex: Explorer):
     m = ex.model
-    classes = {cid: (tuple(c.members), dict(c.path_counts), c.schema_total, c.url_total) for cid, c in m.classes.items()}
+    classes = {cid: (tuple(c.members), dict(c.path_counts), c.schema_total, c.url_total)
+               for cid, c in m.classes.items()}
     return (classes, dict(m.page_class), m.mdl, m.model_bits, m.data_bits, dict(ex.aliases), set(ex.failed),
             ex.updates, ex.stable, ex.stability.reason, list(ex.stability._recent), ex.frontier.to_state(),
             list(ex.merges), {u: dict(c) for u, c in ex.links.items()}, dict(ex.tag_paths))
@@ -458,7 +459,7 @@ def test_concurrent_open_has_exactly_one_winner(db_url):
 
 
 def test_jobs_and_export_commands(db_url, site, tmp_path, capsys, monkeypatch):
-    from structcrawl.cli import main
+    from structcrawl.commands.parser import main
 
     store, session, explorer = open_session(db_url, name="shop")
     OfflineCrawl(site, explorer, session).run(steps=8)

@@ -1,1 +1,2 @@
-"""Offline and measuring code beside the core: fingerprints, UXClust, sample pages, URL patterns, classification, quality measures."""
+"""Offline and measuring code beside the core: fingerprints, UXClust, sample pages, URL patterns, classification,
+quality measures."""

@@ -193,7 +193,8 @@ def _gen(values: Sequence[str], wildcard: str, depth: int) -> str:
     s = _common_suffix(rest) if all(rest) else 0
     if p or s:
         middles = [v[: len(v) - s] for v in rest]
-        return _escape(values[0][:p]) + _gen_optional(middles, wildcard, depth + 1) + _escape(rest[0][len(rest[0]) - s :])
+        suffix = rest[0][len(rest[0]) - s :]
+        return _escape(values[0][:p]) + _gen_optional(middles, wildcard, depth + 1) + _escape(suffix)
     if all(_TRAILING_DIGITS.search(v) for v in values):
         heads = [_TRAILING_DIGITS.sub("", v) for v in values]
         return _gen_optional(heads, wildcard, depth + 1) + r"\d+"

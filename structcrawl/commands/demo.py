@@ -13,6 +13,15 @@ import argparse
 import sys
 from urllib.parse import urlsplit
 
+from structcrawl.analysis.classify import Classifier
+from structcrawl.analysis.metrics import evaluate
+from structcrawl.commands.crawl import check_crawl_result
+from structcrawl.commands.errors import CommandError
+from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
+from structcrawl.demo.server import start_in_thread
+from structcrawl.demo.site import DemoSite
+from structcrawl.sitemodel import ModelFormatError, load_model
+
 
 def _path(url: str) -> str:
     parts = urlsplit(url)
@@ -33,9 +42,7 @@ def class_table(model, base_url: str, width: int = 48) -> list[str]:
 
 
 def score_against_truth(model, site, base_url: str) -> dict:
-    from structcrawl.core.features import extract
-    from structcrawl.analysis.metrics import evaluate
-
+    classifier = Classifier(model)
     truth: dict[str, str] = {}
     assigned: dict[str, int | None] = {}
     for path_qs, cls in site.truth():
@@ -45,18 +52,11 @@ def score_against_truth(model, site, base_url: str) -> dict:
         if status != 200:
             assigned[url] = None
             continue
-        feats = extract(body, url, headers.get("Content-Type"))
-        assigned[url] = model.classify_page(feats)[0]
+        assigned[url] = classifier.classify(body, url, headers.get("Content-Type"))[0]
     return evaluate(assigned, truth)
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    from structcrawl.cli import CommandError, _check_crawl_result
-    from structcrawl.demo.server import start_in_thread
-    from structcrawl.demo.site import DemoSite
-    from structcrawl.sitemodel import ModelFormatError, load_model
-    from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
-
+def run(args: argparse.Namespace) -> int:
     if args.pages < 1:
         raise CommandError(f"--pages must be >= 1, got {args.pages}")
     try:
@@ -83,7 +83,7 @@ def run_demo(args: argparse.Namespace) -> int:
             )
         except CrawlError as exc:
             raise CommandError(str(exc)) from None
-        _check_crawl_result(result)
+        check_crawl_result(result)
         try:
             model = load_model(output)
         except ModelFormatError as exc:

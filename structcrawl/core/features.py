@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 import sys
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from lxml import etree
 from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom

@@ -33,10 +33,10 @@ connections) is :class:`HostileHandler`; :func:`start_in_thread` starts one.
 from __future__ import annotations
 
 import gzip
-from html import escape
 import socket
 import struct
 import threading
+from html import escape
 from http.server import ThreadingHTTPServer
 
 from structcrawl.demo import server as demo_server
@@ -131,19 +131,20 @@ class HostileSite:
         if path == "nul":
             return ok(b"<html><body>\x00<ul>\x00<li><a href='/hostile/n\x001'>x</a></li></ul>\x00</body></html>")
         if path == "frameset":
-            return ok(b'<html><frameset cols="50%,50%"><frame src="/hostile/f1"><frame src="/hostile/f2"></frameset></html>')
+            return ok(b'<html><frameset cols="50%,50%"><frame src="/hostile/f1"><frame src="/hostile/f2">'
+                      b"</frameset></html>")
         if path == "empty-body":
             return ok(b"<html><head></head><body></body></html>")
         if path == "zero":
             return ok(b"")
         if path == "latin1-lie":
-            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/hostile/to/latin1-lie'>on</a></body></html>".encode(),
-                      "text/html; charset=iso-8859-1")
+            return ok("<html><body><p>caf\u00e9 \u00fcber</p><a href='/hostile/to/latin1-lie'>on</a>"
+                      "</body></html>".encode(), "text/html; charset=iso-8859-1")
         if path == "bom":
             return ok(b"\xef\xbb\xbf" + _page("bom \u00e9t\u00e9", ["/hostile/to/bom"]), "text/html")
         if path == "meta-lie":
-            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/hostile/to/meta-lie">t\xc3\xa9</a></body></html>',
-                      "text/html")
+            return ok(b'<html><head><meta charset="utf-16"></head><body><a href="/hostile/to/meta-lie">t\xc3\xa9</a>'
+                      b"</body></html>", "text/html")
         if path == "big":
             return ok(b"<html><body>" + b"<p>filler filler filler</p>" * 250_000 + b"</body></html>")
         if path == "bomb":
@@ -168,9 +169,11 @@ class HostileSite:
             return int(path[1:]), {"Content-Type": HTML}, _page(f"error {path[1:]}")
         if path == "cal":
             month = int(query.split("=", 1)[1]) if query.startswith("month=") and query[6:].isdigit() else 1
-            return ok(_page(f"calendar {month}", [f"/hostile/cal?month={month + 1}", f"/hostile/cal?month={max(month - 1, 1)}"]))
+            return ok(_page(f"calendar {month}",
+                            [f"/hostile/cal?month={month + 1}", f"/hostile/cal?month={max(month - 1, 1)}"]))
         if path.startswith("s/"):
-            return ok(_page("session", [f"/hostile/s/{self._fresh():010X}/page", f"/hostile/s/{self._fresh():010X}/other"]))
+            return ok(_page("session",
+                            [f"/hostile/s/{self._fresh():010X}/page", f"/hostile/s/{self._fresh():010X}/other"]))
         if path == "grow":
             q = query.split("=", 1)[1] if "=" in query else "a"
             return ok(_page("grow", [f"/hostile/grow?q={q}a", f"/hostile/grow?q={q}b"]))
@@ -180,7 +183,8 @@ class HostileSite:
             return ok(_page("long", ["/hostile/too-long?q=" + "x" * 3000]))
         if path == "links":
             hrefs = ["javascript:alert(1)", "mailto:a@b.example", "tel:+100", "data:text/html,<a href=/x>",
-                     "file:///etc/passwd", "ftp://127.0.0.1/hostile/ftp", "//127.0.0.1:{port}/hostile/protocol-relative",
+                     "file:///etc/passwd", "ftp://127.0.0.1/hostile/ftp",
+                     "//127.0.0.1:{port}/hostile/protocol-relative",
                      "HTTP://127.0.0.1:{port}/hostile/upper-scheme", "http://b\u00fccher.example/idn",
                      "http://localhost:{port}/hostile/other-host", "/hostile/x/../dotted", " \n/hostile/white space\t ",
                      "/hostile/entity?a=1&b=2", "/hostile/links#frag"]  # escaped by _page: &amp; in the href

@@ -85,6 +85,7 @@ import random
 import unicodedata
 from array import array
 from bisect import bisect_right
+from functools import partial
 from html import escape, unescape
 from itertools import accumulate
 from typing import Iterator, TextIO
@@ -402,7 +403,7 @@ class DemoSite:
         tag_off = array("i", [0])
         tag_vals = array("i")
         kdist = (0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3)
-        for b in range(nb):
+        for _b in range(nb):
             k = kdist[rng.randrange(20)]
             chosen: list[int] = []
             for _ in range(k * 2):
@@ -515,7 +516,7 @@ class DemoSite:
             yield f"/publisher/{p + 1}", "publisher"
         for r in range(self.n_reviews):
             yield f"/review/{r + 1}", "review"
-        for t, name in enumerate(self.tag_names):
+        for t in range(len(self.tag_names)):
             for p in range(1, self.tag_pages[t] + 1):
                 yield self._search_url(t, p), "search"
         for p in range(1, self.n_news_pages + 1):
@@ -736,7 +737,8 @@ class DemoSite:
         return "".join(out)
 
     def _book_item(self, b: int, with_author: bool = True) -> str:
-        s = f'<li id="book-{b + 1}" class="item item-{b + 1}"><a class="title" href="/book/{b + 1}.html">{self._book_title(b)}</a>'
+        s = (f'<li id="book-{b + 1}" class="item item-{b + 1}">'
+             f'<a class="title" href="/book/{b + 1}.html">{self._book_title(b)}</a>')
         if with_author:
             a = self.book_author[b]
             s += f' <span class="by">by <a class="author" href="/author/{a + 1}">{self._author_name(a)}</a></span>'
@@ -781,7 +783,8 @@ class DemoSite:
             f'<ul class="book-list">{items}</ul>\n'
             + self._pager(f"/category/{slug}", page, self.cat_pages[c])
         )
-        return self._page(f"{title} books" + (f" (page {page})" if page > 1 else ""), main, 1_000_000 + c * 10_000 + page)
+        heading = f"{title} books" + (f" (page {page})" if page > 1 else "")
+        return self._page(heading, main, 1_000_000 + c * 10_000 + page)
 
     def _book(self, b: int) -> bytes:
         rng = self._rng(1, b)
@@ -805,7 +808,8 @@ class DemoSite:
         ]
         if len(cats) > 1:
             also = ", ".join(
-                f'<a href="/category/{self.category_slugs[c]}">{_cat_title(self.category_slugs[c])}</a>' for c in cats[1:]
+                f'<a href="/category/{self.category_slugs[c]}">{_cat_title(self.category_slugs[c])}</a>'
+                for c in cats[1:]
             )
             parts.append(f'<p class="also-in">Also in: {also}</p>\n')
         tags = self.book_tags[self.book_tag_off[b] : self.book_tag_off[b + 1]]
@@ -859,7 +863,8 @@ class DemoSite:
         if (self._h(2, a) >> 40) % 100 < 55:  # the optional photo block
             parts.append(
                 f'<div class="photo"><img src="https://images.example/authors/{a + 1}.jpg" alt="{name}" width="160">'
-                f'<p class="credit">Photo: <a href="https://photos.example/credit/{a + 1}">Studio {_LAST[a % len(_LAST)]}</a></p></div>\n'
+                f'<p class="credit">Photo: <a href="https://photos.example/credit/{a + 1}">'
+                f"Studio {_LAST[a % len(_LAST)]}</a></p></div>\n"
             )
         parts.append(f'<p class="bio">{self._text(rng, rng.randint(1, 3))}</p>\n')
         parts.append(f"<h2>Books ({len(books)})</h2>\n")
@@ -881,7 +886,8 @@ class DemoSite:
         parts = [
             f'<article class="profile" id="profile-{p + 1}">\n<h1>{name}</h1>\n'
             f'<p class="bio">{self._text(rng, rng.randint(1, 3))}</p>\n'
-            f'<p class="website">Website: <a href="http://publisher-{p + 1}.example/">publisher-{p + 1}.example</a></p>\n'
+            f'<p class="website">Website: <a href="http://publisher-{p + 1}.example/">'
+            f"publisher-{p + 1}.example</a></p>\n"
             f"<h2>Books ({hi - lo})</h2>\n",
             self._profile_books("publisher-books", books),
         ]
@@ -969,7 +975,8 @@ class DemoSite:
             "<h1>News</h1>\n"
             f'<ul class="news-list">{"".join(items)}</ul>\n'
             + self._pager("/news/", page, self.n_news_pages)
-            + f'<p class="archive-link">Looking for older stories? Browse the <a href="{self.month_url(self.n_months - 1)}">archive</a>.</p>\n'
+            + f'<p class="archive-link">Looking for older stories? Browse the '
+            f'<a href="{self.month_url(self.n_months - 1)}">archive</a>.</p>\n'
         )
         return self._page("News" + (f" (page {page})" if page > 1 else ""), main, 7_000_000 + page, sidebar=False)
 
@@ -1109,7 +1116,7 @@ class DemoSite:
                 n = self._int(path[len(prefix) :])
                 if n is None or not 1 <= n <= count:
                     return None
-                return f"{prefix}{n}", lambda: build(n - 1)
+                return f"{prefix}{n}", partial(build, n - 1)
         if path == "/search":
             t = self._tag_index.get(params.get("q", ""))
             if t is None or page > self.tag_pages[t]:

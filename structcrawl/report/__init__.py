@@ -29,6 +29,8 @@ import os
 from collections import defaultdict
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
+from structcrawl.files import atomic_write
+
 __all__ = [
     "layout",
     "graph_svg",
@@ -101,7 +103,7 @@ def layout(
     r = [float(radius.get(v, 10.0)) for v in nodes]
     wmax = max(adj.values(), default=1.0)
     t = max(W, H) / 8
-    for it in range(iterations):
+    for _it in range(iterations):
         disp = [[0.0, 0.0] for _ in range(n)]
         for i in range(n):
             xi, yi = pos[i]
@@ -204,7 +206,7 @@ def graph_svg(document: Mapping[str, Any], *, width: int = 1200, height: int = 8
     known = set(ids)
     maxsize = max((c.get("size", 1) for c in classes), default=1)
     radius = {c["id"]: 14.0 + 34.0 * math.sqrt(c.get("size", 1) / maxsize) for c in classes}
-    totals = {k: sum(l["count"] for l in ls) for k, ls in groups.items() if k[0] in known and k[1] in known}
+    totals = {k: sum(link["count"] for link in ls) for k, ls in groups.items() if k[0] in known and k[1] in known}
     # Global menus link every class to every other: laying out (and labelling) every pair gives a
     # hairball.  The backbone - each class's busiest link out and its busiest link in - drives
     # the layout and carries the labels; the other arrows are drawn faint (hover shows them all).
@@ -231,19 +233,20 @@ def graph_svg(document: Mapping[str, Any], *, width: int = 1200, height: int = 8
         "</defs>",
         '<g class="edges">',
     ]
-    maxcount = max((sum(l["count"] for l in ls) for ls in groups.values()), default=1)
+    maxcount = max((sum(link["count"] for link in ls) for ls in groups.values()), default=1)
     labels: list[str] = []
     for (s, t), ls in sorted(groups.items()):
         if s not in known or t not in known:
             continue
-        total = sum(l["count"] for l in ls)
-        top = max(ls, key=lambda l: (l["count"], l["path"]))
+        total = sum(link["count"] for link in ls)
+        top = max(ls, key=lambda link: (link["count"], link["path"]))
         sw = 0.8 + 3.2 * math.log1p(total) / math.log1p(maxcount)
         strong = (s, t) in backbone or s == t
         opacity = 0.8 if strong else 0.18
         label = f"{_short_path(top['path'], 3)} ×{total}" if len(ls) == 1 else \
             f"{_short_path(top['path'], 3)} (+{len(ls) - 1} paths) ×{total}"
-        tip = "\n".join(f"{l['path']} ×{l['count']}" for l in sorted(ls, key=lambda l: (-l["count"], l["path"])))
+        ranked = sorted(ls, key=lambda link: (-link["count"], link["path"]))
+        tip = "\n".join(f"{link['path']} ×{link['count']}" for link in ranked)
         tip = f"class {s} → class {t}: {total} links\n{tip}"
         x1, y1 = pos[s]
         x2, y2 = pos[t]
@@ -396,7 +399,7 @@ def curve_svg(history: Sequence[Mapping[str, Any]], *, width: int = 900, panel_h
                 continue
             if key == "classes":  # a count: draw it as steps
                 d = [f"{coords[0][0]:.1f},{coords[0][1]:.1f}"]
-                for (xa, ya), (xb, yb) in zip(coords, coords[1:]):
+                for (_xa, ya), (xb, yb) in zip(coords, coords[1:]):
                     d.append(f"{xb:.1f},{ya:.1f}")
                     d.append(f"{xb:.1f},{yb:.1f}")
                 poly = " ".join(d)
@@ -466,7 +469,7 @@ def _class_rows(document: Mapping[str, Any]) -> str:
     groups = _edge_groups(document)
     out_links: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for (s, t), ls in groups.items():
-        out_links[s].append((t, sum(l["count"] for l in ls)))
+        out_links[s].append((t, sum(link["count"] for link in ls)))
     rows = []
     for c in sorted(document.get("classes") or [], key=lambda c: c["id"]):
         cid = c["id"]
@@ -576,7 +579,8 @@ paths).</p>
 <section id="curve">
 <h2>Learning curve</h2>
 <p>After every model update ({len(history)} updates): classes, MDL, links waiting in the queue{
-        ", and the quality against the ground truth (Q of Crescenzi et al. §4.3, F*)" if any("q" in p or "fstar" in p for p in history) else ""
+        ", and the quality against the ground truth (Q of Crescenzi et al. §4.3, F*)"
+        if any("q" in p or "fstar" in p for p in history) else ""
     }, against the pages fetched.</p>
 <div class="figure">
 {curve_svg(history)}
@@ -595,8 +599,9 @@ def report_path_for(model_path: str) -> str:
 
 
 def write_report(document: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write the report of ``document`` atomically (temp file + rename; mode as the umask gives)."""
     text = render_report(document)
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path, prefix=".report-") as fh:
         fh.write(text)
 
 

@@ -118,15 +118,15 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.defer import deferred_from_coro
 
-from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 from structcrawl.core.explorer import Explorer, Scope
-from structcrawl.sitemodel import TagPathSamples, model_document, write_model
 from structcrawl.core.features import extract
 from structcrawl.core.frontier import STRATEGIES, Batch
 from structcrawl.core.model import Costs
 from structcrawl.core.stability import StabilityRule
 from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
+from structcrawl.settings import STRUCTCRAWL_DEFAULTS
+from structcrawl.sitemodel import TagPathSamples, model_document, write_model
 
 logger = logging.getLogger(__name__)
 

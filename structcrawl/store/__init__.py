@@ -65,7 +65,7 @@ __all__ = [
     "CrawlStore", "JobSession", "PageRecord", "StoreWriter", "StoreError", "SchemaVersionError",
     "JobLockedError", "JobFinishedError", "JobMismatchError", "NoSuchJobError", "LockLostError", "ReplayError",
     "ReplayResult", "StoredBatch", "JobInfo", "explorer_for", "replay", "status_for", "SCHEMA_VERSION",
-    "RUNNING", "STOPPED", "FINISHED", "DEFAULT_STALE_AFTER", "DEFAULT_HEARTBEAT",
+    "RUNNING", "STOPPED", "FINISHED", "DEFAULT_STALE_AFTER", "DEFAULT_HEARTBEAT", "lock_state",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Offline UXClust over a stored crawl (``structcrawl cluster``): the SQL side.
+"""Offline UXClust over a stored crawl (``structcrawl cluster``, :mod:`structcrawl.commands.cluster`): the SQL side.
 
 The database does the page-by-page work; Python gets group sizes, a few
 sampled pages per group and, on request, member URLs as a stream:
@@ -40,22 +40,19 @@ group and one chunk of members at a time.
 from __future__ import annotations
 
 import json
-import os
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from structcrawl.store import schema as S
+from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups
 from structcrawl.store import find_job
+from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
 from structcrawl.store.writer import unpack_tagset
-from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups
 
 FORMAT = "structcrawl-clusters"
 FORMAT_VERSION = 1
@@ -80,52 +77,31 @@ class StoredClustering:
     keys: dict[int, str]  #: group id -> its inbound XPath (or path), for the kept groups
     cluster_groups: dict[int, list[int]]  #: cluster id -> its groups' ids
     seconds: dict[str, float]  #: wall time per stage
-    output: str = ""  #: where the document was written
 
 
-class Progress:
-    """Stage progress on stderr: a bar redrawn in place on a terminal, plain lines otherwise."""
+class Progress(Protocol):
+    """Where :func:`cluster_store` reports its stages and the members written so far (``structcrawl cluster``
+    shows them on stderr)."""
 
-    def __init__(self, stream: IO[str] | None = None, enabled: bool = True) -> None:
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
-        self.tty = self.stream.isatty()
-        self._last = 0.0
-        self._stage = ""
-
-    def stage(self, name: str) -> None:
-        self._end_bar()
-        self._stage = name
-        if self.enabled:
-            self.stream.write(f"{name} …\n" if not self.tty else f"{name} …")
-            self.stream.flush()
+    def stage(self, name: str) -> None: ...
 
     def advance(self, done: int, total: int) -> None:
-        """``done`` of ``total`` items of the current stage (lines every 10 %, or a bar)."""
-        if not self.enabled or total <= 0:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if now - self._last < 0.1 and done < total:
-                return
-            width = 30
-            filled = width * done // total
-            self.stream.write(f"\r{self._stage} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}")
-        else:
-            step = max(1, total // 10)
-            if done % step and done != total:
-                return
-            self.stream.write(f"{self._stage}: {done:,}/{total:,}\n")
-        self._last = now
-        self.stream.flush()
+        """``done`` of ``total`` items of the current stage."""
 
-    def _end_bar(self) -> None:
-        if self.enabled and self.tty and self._stage:
-            self.stream.write("\n")
+    def done(self) -> None: ...
+
+
+class NoProgress:
+    """Reports nothing."""
+
+    def stage(self, name: str) -> None:
+        pass
+
+    def advance(self, done: int, total: int) -> None:
+        pass
 
     def done(self) -> None:
-        self._end_bar()
-        self._stage = ""
+        pass
 
 
 #: what pages are grouped by: the inbound link's exact XPath (UXClust) or its link-collection path (Crescenzi et al. §2)
@@ -206,7 +182,7 @@ def cluster_store(db: str, job: str | None = None, params: Parameters = Paramete
     tables still exist (they live in one connection/transaction), to stream
     members out.
     """
-    progress = progress or Progress(enabled=False)
+    progress = progress or NoProgress()
     url = normalize_db_url(db)
     engine = make_engine(url)
     seconds: dict[str, float] = {}
@@ -350,55 +326,3 @@ def write_document(out: IO[str], stored: StoredClustering, reader: MemberReader 
                 first = False
             out.write("]" if first else "\n" + indent[:-2] + "]")
     out.write("\n")
-
-
-def run_cluster(db: str, job: str | None, params: Parameters, group_by: str, output: str | None, members: bool,
-                progress: Progress) -> StoredClustering:
-    """Cluster a stored job and write the clusters JSON to ``output`` (``-``: stdout) atomically."""
-    holder: list[str] = []
-
-    def write(reader: MemberReader | None, stored: StoredClustering) -> None:
-        target = output or f"{stored.job}.clusters.json"
-        holder.append(target)
-        if target == "-":
-            write_document(sys.stdout, stored, reader)
-            return
-        directory = os.path.dirname(os.path.abspath(target))
-        fd, tmp = tempfile.mkstemp(prefix=".clusters-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                write_document(fh, stored, reader)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-
-    if members:
-        stored = cluster_store(db, job, params, group_by, progress,
-                               members_to=lambda reader: write(reader, reader.stored))
-    else:
-        stored = cluster_store(db, job, params, group_by, progress)
-        write(None, stored)
-    stored.output = holder[0]
-    return stored
-
-
-def summary(stored: StoredClustering) -> str:
-    """The summary table: one row per cluster, the unclustered bucket, totals and timings."""
-    r = stored.result
-    total = r.pages or 1
-    rows = [("CLUSTER", "PAGES", "SHARE", "GROUPS", "SAMPLE URL")]
-    for c in r.clusters:
-        rows.append((str(c.id), f"{c.size:,}", f"{c.size / total:.1%}", str(len(c.xpaths)), c.samples[0]))
-    rows.append(("unclustered", f"{r.unclustered:,}", f"{r.unclustered / total:.1%}",
-                 str(r.groups - r.groups_kept), "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = ["  ".join([*(cell.rjust(w) if i in (1, 2, 3) else cell.ljust(w)
-                         for i, (cell, w) in enumerate(zip(row[:4], widths))), row[4]]).rstrip() for row in rows]
-    elapsed = sum(stored.seconds.values())
-    lines.append(
-        f"job {stored.job!r}: {r.pages:,} pages, {len(r.clusters)} clusters from {r.groups_kept} of {r.groups} "
-        f"inbound-{stored.group_by} groups (cut-off {stored.params.cutoff}), {r.unclustered:,} unclustered; "
-        f"{elapsed:.1f} s ({r.pages / elapsed if elapsed else 0:,.0f} pages/s: "
-        f"{', '.join(f'{stage} {t:.1f} s' for stage, t in stored.seconds.items())}); written to {stored.output}")
-    return "\n".join(lines)

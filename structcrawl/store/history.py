@@ -34,7 +34,6 @@ from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError
 from structcrawl.store.writer import Dictionaries, Dictionary, unpack_tagset
 
-
 #: Most distinct (target, XPath, path) Link objects shared while reading a history.
 LINK_CACHE = 1 << 20
 
@@ -108,7 +107,7 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
         for seq, class_id, path, batch_urls, popped_after, state in part:
             key = None if class_id is None else (class_id, path)
             out[seq] = StoredBatch(seq, key, tuple(batch_urls), popped_after, state == "completed")
-        p, l = S.pages, S.links
+        p, lk = S.pages, S.links
         page_rows = conn.execute(
             sa.select(p.c.id, p.c.url_id, p.c.requested_id, p.c.batch_seq, p.c.tagset_id, p.c.truncated)
             .where(p.c.job_id == job_id, p.c.batch_seq.between(lo, hi))
@@ -120,9 +119,9 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
             # one primary-key range (rows of other pages in it, if any, are ignored)
             ids = [r[0] for r in page_rows]
             link_rows = conn.execute(
-                sa.select(l.c.page_id, l.c.target_id, l.c.xpath_id, l.c.path_id)
-                .where(l.c.job_id == job_id, l.c.page_id.between(min(ids), max(ids)))
-                .order_by(l.c.page_id, l.c.pos)
+                sa.select(lk.c.page_id, lk.c.target_id, lk.c.xpath_id, lk.c.path_id)
+                .where(lk.c.job_id == job_id, lk.c.page_id.between(min(ids), max(ids)))
+                .order_by(lk.c.page_id, lk.c.pos)
             ).all()
             made = link_cache
             for page_id, target_id, xpath_id, path_id in link_rows:

@@ -145,7 +145,8 @@ def list_jobs(engine: Engine) -> list[JobInfo]:
 
 def job_counts(conn: Connection, job_id: int) -> dict[str, int]:
     def count(table: sa.Table, *where: Any) -> int:
-        return conn.execute(sa.select(sa.func.count()).select_from(table).where(table.c.job_id == job_id, *where)).scalar()
+        query = sa.select(sa.func.count()).select_from(table).where(table.c.job_id == job_id, *where)
+        return conn.execute(query).scalar()
 
     b = S.batches
     return {

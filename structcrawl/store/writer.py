@@ -5,9 +5,10 @@ small tuples on a queue — references to the immutable ``PageFeatures`` it
 already has, no row building and no I/O — so a slow disk or database never
 stalls crawling.  The writer thread takes everything queued (up to
 ``max_ops`` operations, gathering for ``linger`` seconds after the first: a
-group commit), turns it into rows and writes them in **one transaction**: the batch rows handed out, the completed batches' pages, links,
-failures and redirects with their batch flipped to ``completed``, the crawl
-figures and the lock heartbeat.  Transactions commit in queue order, so the
+group commit), turns it into rows and writes them in **one transaction**: the
+batch rows handed out, the completed batches' pages, links, failures and
+redirects with their batch flipped to ``completed``, the crawl figures and the
+lock heartbeat.  Transactions commit in queue order, so the
 database always holds a prefix of the crawl's history — what a kill -9 leaves
 is consistent by construction.
 

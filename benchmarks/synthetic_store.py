@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 
-from structcrawl.demo.site import DemoSite, fetcher
 from structcrawl.core.features import extract
+from structcrawl.demo.site import DemoSite, fetcher
 from structcrawl.store import schema as S
 from structcrawl.store.schema import ensure_schema, make_engine, utcnow
 from structcrawl.store.writer import bulk_insert, pack_tagset

@@ -1,0 +1,24 @@
+"""``structcrawl report MODEL.json``: write a self-contained HTML report of a site model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from structcrawl.commands.errors import CommandError
+from structcrawl.report import report_path_for, write_report
+from structcrawl.sitemodel import ModelFormatError, load_model
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        document = load_model(args.model).document
+    except ModelFormatError as exc:
+        raise CommandError(str(exc)) from None
+    target = args.output or report_path_for(args.model)
+    try:
+        write_report(document, target)
+    except OSError as exc:
+        raise CommandError(f"could not write the report to {target}: {exc.strerror or exc}") from None
+    print(f"wrote the report ({len(document['classes'])} classes) to {target}", file=sys.stderr)
+    return 0
