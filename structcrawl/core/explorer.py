@@ -18,8 +18,8 @@ from structcrawl.core.candidates import DT, select_candidates
 from structcrawl.core.features import PageFeatures, extract
 from structcrawl.core.frontier import Batch, Frontier
 from structcrawl.core.model import Costs, Decision, Page, SiteModel
-from structcrawl.core.refine import Merge, Refiner
 from structcrawl.core.recluster import recluster
+from structcrawl.core.refine import Merge, Refiner
 from structcrawl.core.stability import Check, StabilityRule
 from structcrawl.core.urls import normalize_url
 

@@ -353,8 +353,9 @@ class SiteModel:
                 best_bits = bits
             dist = _distance(cand.schema, cls.path_counts)
             twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
-            if (dist < dt or twin >= TWIN_SIMILARITY) and not (
-                    min(cand.size, cls.size) >= 2 and told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size)):
+            apart = min(cand.size, cls.size) >= 2 and told_apart(cand.path_counts, cand.size,
+                                                                 cls.path_counts, cls.size)
+            if (dist < dt or twin >= TWIN_SIMILARITY) and not apart:
                 near = min(near or (dist, -twin, cls.id), (dist, -twin, cls.id))
         if near is not None:
             target = self.classes[near[2]]

@@ -29,11 +29,10 @@ with today's spelling and evidence:
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Mapping, Sequence
-
 import math
+from collections import Counter
 from itertools import combinations
+from typing import Mapping, Sequence
 
 from structcrawl.core.model import Candidate, Costs, Page, PageClass, SiteModel, kt_bits, told_apart
 from structcrawl.core.spelling import PathSpeller
