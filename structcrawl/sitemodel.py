@@ -21,8 +21,8 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from structcrawl.core.features import PageFeatures
-from structcrawl.core.spelling import PathSpeller
 from structcrawl.core.model import Costs, Page, PageClass, SiteModel
+from structcrawl.core.spelling import PathSpeller
 from structcrawl.files import atomic_write
 
 FORMAT = "structcrawl-site-model"
