@@ -34,13 +34,34 @@ cheap with per-class counts).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
 from structcrawl.analysis.fingerprint import UnionFind, jaccard
 from structcrawl.core.frontier import Frontier
 from structcrawl.core.model import TWIN_SIMILARITY, SiteModel, told_apart
+
+#: A path on at least this share of a class's members is one of its core sections.
+CORE_SHARE = 0.5
+#: A core section of this share of the classes or more is the site's chrome, not the class's.
+CHROME_SHARE = 0.5
+#: Shared core sections, chrome aside, that make one class's sections a part of the other's.
+NESTED_EVIDENCE = 2
+
+
+def core_sections(cls) -> frozenset[str]:
+    least = CORE_SHARE * cls.size
+    return frozenset(p for p, k in cls.path_counts.items() if k >= least)
+
+
+def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
+    """One class's core sections are all the other's, and they share ``NESTED_EVIDENCE``
+    sections that are not the site's chrome: one template whose optional sections
+    split it (Haddock modules with or without instances), not two types (a stub page
+    whose only links are the chrome nests in every class and is not taken)."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return small <= large and len(small - chrome) >= NESTED_EVIDENCE
 
 
 @dataclass(frozen=True)
@@ -71,10 +92,16 @@ class Refiner:
         classes = model.classes
         prints = {cid: cls.fingerprint(self.occurrence) for cid, cls in classes.items()}
         alike: dict[tuple[int, int], float] = {}
+        cores = {cid: core_sections(cls) for cid, cls in classes.items()}
+        shared_by_most = {p for p, n in Counter(p for c in cores.values() for p in c).items()
+                          if n >= CHROME_SHARE * len(cores)}
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
-            if sim >= (TWIN_SIMILARITY if small else self.similarity) and not self._told_apart(classes[a], classes[b]):
+            if self._told_apart(classes[a], classes[b]):
+                continue
+            if sim >= (TWIN_SIMILARITY if small else self.similarity) or (
+                    not small and nested(cores[a], cores[b], shared_by_most)):
                 alike[(a, b)] = sim
         if not alike:
             return []
