@@ -89,10 +89,14 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
             feats = extract(fh.read(), BASE + quote(p))
         assigned[p] = model.classify(*model.spelled(feats.collections))[0]
     res = evaluate(assigned, truth)
+    # classification agrees with the model's own membership (issue 13: >= 99 %)
+    members = {offline_path(u): c for u, c in model.page_class.items()}
+    common = [p for p in members if p in assigned]
+    agree = sum(1 for p in common if assigned[p] == members[p]) / max(1, len(common))
     out = dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched["n"],
                modelled=len(model.pages), stable=explorer.stable, classes=len(model.classes),
                truth=len(set(truth.values())), wall=wall, updates=explorer.updates, res=res,
-               reason=explorer.stability.reason)
+               reason=explorer.stability.reason, agree=agree)
     coarse = corpora.CORPORA[corpus].get("coarse")
     if coarse:
         ct = {p: coarse.get(c, c) for p, c in truth.items()}
@@ -103,6 +107,11 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
     if confusion:
         print_confusion(assigned, stubs or truth)
     return out
+
+
+def offline_path(url: str) -> str:
+    """The corpus-relative path of a crawled URL (the truth's key)."""
+    return unquote(urlsplit(url).path)[len(urlsplit(BASE).path):]
 
 
 def print_confusion(assigned: dict, truth: dict, out=sys.stdout) -> None:
@@ -129,7 +138,7 @@ def main(argv=None) -> int:
                     f"({100 * r['fetched'] / r['site']:.1f} %) modelled {r['modelled']} "
                     f"{'stable' if r['stable'] else 'finished'} after {r['updates']} updates, "
                     f"F* {res['fstar']:.3f} purity {res['purity']:.3f} pairR {res['pair_recall']:.3f} "
-                    f"ARI {res['ari']:.3f} classes {r['classes']}/{r['truth']} ({r['wall']:.1f} s)")
+                    f"ARI {res['ari']:.3f} classes {r['classes']}/{r['truth']} agree {r['agree']:.3f} ({r['wall']:.1f} s)")
             if "coarse" in r:
                 line += f" coarse F* {r['coarse']['fstar']:.3f}"
             if "stubs" in r:
