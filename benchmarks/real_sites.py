@@ -1,6 +1,6 @@
 """Real-site benchmark: learn the page types of real generated documentation sites.
 
-    python benchmarks/real_sites.py [--corpus geos --corpus pango …] [--strategy densest --strategy sparsest]
+    python benchmarks/real_sites.py [--corpus geos --corpus ghc …] [--strategy densest --strategy sparsest]
 
 For each corpus (Debian -doc packages, see ``benchmarks/corpora.py``; fetched
 with ``apt-get download`` + ``dpkg -x`` into a cache dir when missing) and each
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="structcrawl-real-") as tmp:
-        for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
+        for corpus in args.corpus or ["geos", "commons-math3", "ghc", "qtbase", "erlang"]:
             for strategy in args.strategy or ["densest", "sparsest"]:
                 log(f"== {corpus} / {strategy}")
                 r = run_one(corpus, strategy, Path(tmp), log)
