@@ -85,8 +85,18 @@ def _round(x: float) -> float:
     return round(float(x), MDL_DECIMALS) + 0.0  # + 0.0: never "-0.0"
 
 
+def _member_schemas(model: SiteModel) -> dict[int, list[tuple[frozenset[str], int]]]:
+    """Class id -> its members' distinct schemas with how many members have each."""
+    out: dict[int, list[tuple[frozenset[str], int]]] = {}
+    for schema, counts in model.schema_classes.items():
+        for cid, n in counts.items():
+            out.setdefault(cid, []).append((schema, n))
+    return out
+
+
 def _class_entry(
     cls: PageClass,
+    member_schemas: list[tuple[frozenset[str], int]],
     tag_paths: Mapping[str, frozenset[str]] | TagPathSamples,
     members: bool,
     samples: int,
@@ -114,10 +124,12 @@ def _class_entry(
         fp = sorted(fingerprint(sets, occurrence)) if sets else []
         fp_pages = len(sets)
     sample_urls = _samples(cls, kept, samples)
+    schema = sorted(cls.path_counts)
+    index = {p: i for i, p in enumerate(schema)}
     entry: dict[str, Any] = {
         "id": cls.id,
         "size": cls.size,
-        "schema": sorted(cls.path_counts),
+        "schema": schema,
         "path_counts": {p: int(n) for p, n in cls.path_counts.items()},
         "schema_total": cls.schema_total,
         "url_total": cls.url_total,
@@ -125,6 +137,12 @@ def _class_entry(
         "fingerprint_pages": fp_pages,
         "samples": sample_urls,
         "url_pattern": _pattern(cls.members),
+        # what classification compares a page with (SiteModel.classify): each distinct member
+        # schema as indices into "schema", with its member count
+        "member_schemas": sorted(
+            ({"paths": sorted(index[p] for p in ms), "members": int(n)} for ms, n in member_schemas),
+            key=lambda e: e["paths"],
+        ),
     }
     if tag_counts:
         entry["tag_counts"] = {p: int(c) for p, c in tag_counts.items()}
@@ -213,8 +231,10 @@ def model_document(
     }
     params.update(parameters or {})
 
+    member_schemas = _member_schemas(model)
     classes = [
-        _class_entry(model.classes[cid], tag_paths, members, samples, fingerprint_pages, occurrence)
+        _class_entry(model.classes[cid], member_schemas.get(cid, []), tag_paths, members, samples,
+                     fingerprint_pages, occurrence)
         for cid in sorted(model.classes)
     ]
     links = [
@@ -407,9 +427,24 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
             source,
             f"{where}.tag_counts must map tag paths to counts between 1 and the class size",
         )
+        schema = entry["schema"]
+        member_schemas = entry.get("member_schemas")
+        _expect(
+            isinstance(member_schemas, list)
+            and all(isinstance(e, dict) and isinstance(e.get("members"), int) and e["members"] >= 1
+                    and isinstance(e.get("paths"), list)
+                    and all(isinstance(i, int) and 0 <= i < len(schema) for i in e["paths"])
+                    for e in member_schemas)
+            and sum(e["members"] for e in member_schemas) == size,
+            source,
+            f"{where}.member_schemas must list its members' schemas (indices into schema) and counts "
+            f"adding up to its size",
+        )
         specs.append(
             {"id": cid, "size": size, "path_counts": counts, "members": members,
-             "schema_total": totals[0], "url_total": totals[1], "tag_counts": tag_counts}
+             "schema_total": totals[0], "url_total": totals[1], "tag_counts": tag_counts,
+             "member_schemas": [(frozenset(schema[i] for i in e["paths"]), e["members"])
+                                for e in member_schemas]}
         )
         infos[cid] = ClassInfo(
             id=cid,
@@ -441,9 +476,10 @@ def rebuild_site_model(costs: Costs, specs: Iterable[Mapping[str, Any]]) -> Site
     classes yet): each class gets its id, path counts, schema/URL totals and
     ``size`` members (and tag-path counts, when the core keeps them) — the exported member URLs, or placeholders
     ``#member-<class>-<i>`` when members were not exported — and every member is
-    registered in ``pages``/``page_class`` (with an empty schema: page schemas
-    are not part of the export), so class sizes and the page total, which the
-    classification code uses, are those of the crawl.
+    registered in ``pages``/``page_class`` (with an empty schema: each page's
+    schema is not part of the export), so class sizes and the page total, which
+    the classification code uses, are those of the crawl; the distinct member
+    schemas with their counts (``member_schemas``) are what it compares a page with.
     """
     model = SiteModel(costs)
     for spec in specs:
@@ -462,6 +498,8 @@ def rebuild_site_model(costs: Costs, specs: Iterable[Mapping[str, Any]]) -> Site
             cls.tag_counts = Counter(spec["tag_counts"])
         model.classes[cid] = cls
         model.known_paths.update(cls.path_counts)
+        for schema, n in spec["member_schemas"]:
+            model.schema_classes.setdefault(schema, Counter())[cid] += n
         empty: frozenset[str] = frozenset()
         for url in cls.members:
             model.pages[url] = Page(url, empty, 0)
