@@ -69,6 +69,15 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         f"{result.stat('structcrawl/pages_modelled', 0)} modelled, {result.stat('structcrawl/classes', 0)} classes; "
         f"model written to {result.model_out}"
     )
+    from structcrawl.report.table import class_table
+    from structcrawl.sitemodel import ModelFormatError, load_model
+
+    try:
+        model = load_model(result.model_out)
+    except ModelFormatError as exc:
+        raise CommandError(str(exc)) from None
+    print()
+    print("\n".join(class_table(model)))
     return 0
 
 
