@@ -15,8 +15,9 @@ and :meth:`~ExplorerConfig.from_dict`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from structcrawl.core.candidates import DT
 from structcrawl.core.explorer import Explorer, Scope
@@ -42,7 +43,7 @@ class ExplorerConfig:
     batch_size: int = 10
     #: candidate-selection distance threshold (Crescenzi et al. footnote 5)
     dt: float = DT
-    #: overrides of :class:`~structcrawl.core.model.Costs` fields
+    #: :class:`~structcrawl.core.model.Costs` fields (given: overrides; after validation: all of them)
     costs: Mapping[str, float] = field(default_factory=dict)
     stability_window: int = 20
     stability_epsilon: float = 0.02
@@ -59,7 +60,7 @@ class ExplorerConfig:
         for name, minimum in (("batch_size", 1), ("stability_window", 1), ("stability_min_pages", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
+                raise ValueError(f"{name} must be an integer, got {value!r}")  # noqa: TRY004 - reported as one line
             if value < minimum:
                 raise ValueError(f"{name} must be >= {minimum}, got {value}")
         for name in ("dt", "stability_epsilon"):
@@ -73,6 +74,8 @@ class ExplorerConfig:
         for name, value in self.costs.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"costs: {name} must be a number >= 0, got {value!r}")
+        # every cost spelled out: two configs with the same costs compare equal
+        object.__setattr__(self, "costs", asdict(Costs(**{k: float(v) for k, v in self.costs.items()})))
         object.__setattr__(self, "extra_domains", tuple(d.strip().lower() for d in self.extra_domains if d.strip()))
         if self.refine is True or not (self.refine in (None, False) or isinstance(self.refine, Mapping)):
             raise ValueError(f"refine must be None, False or a mapping of Refiner arguments, got {self.refine!r}")
@@ -84,7 +87,7 @@ class ExplorerConfig:
     def explorer_arguments(self) -> dict[str, Any]:
         """The keyword arguments of ``Explorer(start_url, **…)``."""
         kwargs: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _COMPOSED}
-        kwargs["costs"] = Costs(**{k: float(v) for k, v in self.costs.items()})
+        kwargs["costs"] = Costs(**self.costs)
         kwargs["stability"] = StabilityRule(
             window=self.stability_window, epsilon=self.stability_epsilon, min_pages=self.stability_min_pages
         )
@@ -108,7 +111,7 @@ class ExplorerConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready parameters; ``from_dict(start_url, to_dict())`` gives this config back."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _COMPOSED}
-        out["costs"] = asdict(Costs(**{k: float(v) for k, v in self.costs.items()}))
+        out["costs"] = dict(self.costs)
         out["stability"] = {
             "window": self.stability_window, "epsilon": self.stability_epsilon, "min_pages": self.stability_min_pages
         }
@@ -122,7 +125,7 @@ class ExplorerConfig:
         return out
 
     @classmethod
-    def from_dict(cls, start_url: str, parameters: Mapping[str, Any]) -> "ExplorerConfig":
+    def from_dict(cls, start_url: str, parameters: Mapping[str, Any]) -> ExplorerConfig:
         """The config of stored ``parameters`` (keys it does not know are ignored; missing ones default)."""
         plain = {f.name: parameters[f.name] for f in fields(cls) if f.name not in _COMPOSED and f.name in parameters}
         stability = parameters.get("stability") or {}

@@ -10,8 +10,9 @@ object with Scrapy's ``get``/``getint``/``getfloat``/``getbool``/``getlist``/
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from structcrawl.core.config import ExplorerConfig
@@ -138,7 +139,7 @@ class CrawlConfig:
         }
 
 
-def crawl_config(arguments: Mapping[str, Any], settings: "BaseSettings") -> CrawlConfig:
+def crawl_config(arguments: Mapping[str, Any], settings: BaseSettings) -> CrawlConfig:
     """Spider arguments over settings; ValueError with a one-line message for the user.
 
     Also refuses ``JOBDIR``: Scrapy's own resume would restore its request queue

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 class StructureLogStats:
-    def __init__(self, stats: "StatsCollector", interval: float) -> None:
+    def __init__(self, stats: StatsCollector, interval: float) -> None:
         self.stats = stats
         self.interval = interval
         self.multiplier = 60.0 / interval
@@ -37,7 +37,7 @@ class StructureLogStats:
         self._prev = 0
 
     @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "StructureLogStats":
+    def from_crawler(cls, crawler: Crawler) -> StructureLogStats:
         interval = crawler.settings.getfloat("STRUCTCRAWL_LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured
@@ -46,7 +46,7 @@ class StructureLogStats:
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
 
-    def spider_opened(self, spider: "Spider") -> None:
+    def spider_opened(self, spider: Spider) -> None:
         if getattr(spider, "name", None) != "structure" and not hasattr(spider, "explorer"):
             return  # another spider: nothing to report
         self._prev = 0
@@ -72,9 +72,9 @@ class StructureLogStats:
             f"stability {stability}"
         )
 
-    def log(self, spider: "Spider") -> None:
+    def log(self, spider: Spider) -> None:
         logger.info(self.line(), extra={"spider": spider})
 
-    def spider_closed(self, spider: "Spider", reason: str) -> None:
+    def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.task is not None and self.task.running:
             self.task.stop()

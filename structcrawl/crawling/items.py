@@ -2,7 +2,11 @@
 
 One item per page modelled in this run (a resumed job's replayed pages are
 not yielded again), in model-step order, so that ``-O pages.jsonl``, feed
-exports and item pipelines see the crawl as it learns.  Fields:
+exports and item pipelines see the crawl as it learns.  Items go out as
+callback output (a step that a signal handler ran — a duplicate dropped, a
+redirect refused — gives its items to the next callback, or to the close
+the spider starts); when Scrapy itself closes the crawl (CLOSESPIDER_TIMEOUT,
+Ctrl-C) the items of such steps since the last callback are not sent.  Fields:
 
 ``url``
     The page's URL (after redirects), as in the model's members.
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from structcrawl.core.model import SiteModel
 
 
-def modelled_page(model: "SiteModel", url: str, status: int | None, batch: "Batch") -> dict[str, Any]:
+def modelled_page(model: SiteModel, url: str, status: int | None, batch: Batch) -> dict[str, Any]:
     """The item of a page that is in ``model`` (right after its model step)."""
     class_id = model.page_class[url]
     page = model.pages[url]

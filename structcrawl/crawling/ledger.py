@@ -8,7 +8,8 @@ network answers in.  Every handed-out URL is accounted for exactly once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from structcrawl.core.features import PageFeatures
@@ -21,9 +22,9 @@ _COMPACT_AFTER = 1024
 class BatchState:
     """One popped batch: which of its URLs are still out, what came back."""
 
-    __slots__ = ("seq", "batch", "outstanding", "pages", "failed", "redirects", "fetched")
+    __slots__ = ("batch", "failed", "fetched", "outstanding", "pages", "redirects", "seq")
 
-    def __init__(self, seq: int, batch: "Batch") -> None:
+    def __init__(self, seq: int, batch: Batch) -> None:
         self.seq = seq
         self.batch = batch
         self.outstanding: set[str] = set(batch.urls)
@@ -41,7 +42,7 @@ class BatchLedger:
         self.uncompleted = 0  #: popped URLs not yet taken into the model
         self.outstanding = 0  #: popped URLs not yet accounted for
 
-    def open(self, seq: int, batch: "Batch") -> BatchState:
+    def open(self, seq: int, batch: Batch) -> BatchState:
         """A batch handed to the crawl under number ``seq`` (its requests carry ``(seq, url)``)."""
         state = BatchState(seq, batch)
         self._batches[seq] = state
@@ -61,7 +62,7 @@ class BatchLedger:
             return None
         return state, url
 
-    def page(self, state: BatchState, url: str, features: "PageFeatures", status: int, at: float) -> None:
+    def page(self, state: BatchState, url: str, features: PageFeatures, status: int, at: float) -> None:
         state.pages[url] = features
         state.fetched[url] = (status, at)
         self.account(state, url)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from structcrawl.crawling.items import modelled_page
 
@@ -37,7 +38,7 @@ class Step:
 
 
 class ModelSteps:
-    def __init__(self, explorer: "Explorer", traps: "TrapDetector", crawler: "Crawler", stop: str) -> None:
+    def __init__(self, explorer: Explorer, traps: TrapDetector, crawler: Crawler, stop: str) -> None:
         self.explorer = explorer
         self.traps = traps
         self.crawler = crawler  # its stats exist only once the crawl starts
@@ -47,10 +48,10 @@ class ModelSteps:
         self.total_seconds = 0.0
 
     @property
-    def stats(self) -> "StatsCollector":
+    def stats(self) -> StatsCollector:
         return self.crawler.stats
 
-    def complete(self, state: "BatchState") -> Step:
+    def complete(self, state: BatchState) -> Step:
         """Run the model step of ``state`` (every URL of it accounted for, every earlier batch stepped)."""
         explorer = self.explorer
         urls = state.batch.urls
@@ -68,7 +69,7 @@ class ModelSteps:
         self.observe_traps(pages)
         return step
 
-    def observe_traps(self, pages: Iterable["PageFeatures"], log: bool = True) -> None:
+    def observe_traps(self, pages: Iterable[PageFeatures], log: bool = True) -> None:
         """The pages of a model step, in step order, to the trap detector (``log=False``: a replay)."""
         traps = self.traps
         if not traps.pages:

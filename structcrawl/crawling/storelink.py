@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
 
     from structcrawl.core.explorer import Explorer
     from structcrawl.core.frontier import Batch
+    from structcrawl.core.traps import TrapDetector
     from structcrawl.crawling.ledger import BatchState
     from structcrawl.store import JobSession
-    from structcrawl.store.history import ReplayResult
+    from structcrawl.store.history import ReplayResult, StepHook
     from structcrawl.store.writer import StoreWriter
 
 logger = logging.getLogger(__name__)
@@ -35,16 +37,36 @@ logger = logging.getLogger(__name__)
 class Resumed:
     """What an earlier run of the job left: its replay and its counters."""
 
-    result: "ReplayResult"
+    result: ReplayResult
     seconds: float
     counters: Mapping[str, Any]
     figures: Mapping[str, Any]  #: the ``crawl`` figures of its last commit
     runs: int
     reissued: int  #: batches in flight when it stopped, handed out again
 
+    def stats(self, explorer: Explorer, traps: TrapDetector) -> dict[str, Any]:
+        """The ``structcrawl/…`` stats a resumed run starts with."""
+        stats: dict[str, Any] = {
+            "structcrawl/resumed_batches": self.result.completed,
+            "structcrawl/resumed_pages": len(explorer.model.pages),
+            "structcrawl/resume_s": round(self.seconds, 3),
+            "structcrawl/reissued_batches": self.reissued,
+        }
+        if traps.traps or traps.echo_chains:
+            stats["structcrawl/trap_shapes"] = len(traps.traps)
+            stats["structcrawl/trap_echo_chains"] = traps.echo_chains
+        if self.result.stable_at_pages is not None:
+            at = self.figures.get("stable_at_pages")
+            stats.update({
+                "structcrawl/stable": True,
+                "structcrawl/stable_at_pages": self.result.stable_at_pages if at is None else at,
+                "structcrawl/stability_reason": explorer.stability.reason,
+            })
+        return stats
+
 
 class StoreLink:
-    def __init__(self, crawler: "Crawler", db: str, *, lock_timeout: float, heartbeat: float, retries: int,
+    def __init__(self, crawler: Crawler, db: str, *, lock_timeout: float, heartbeat: float, retries: int,
                  max_backlog: int) -> None:
         self.crawler = crawler  # its stats exist only once the crawl starts
         self.db = db
@@ -60,7 +82,7 @@ class StoreLink:
         self._idle_noted: int | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "StoreLink":
+    def from_crawler(cls, crawler: Crawler) -> StoreLink:
         settings = crawler.settings
         db = settings.get("STRUCTCRAWL_DB")
         if not db:
@@ -75,8 +97,8 @@ class StoreLink:
         )
 
     # -- open / resume -------------------------------------------------------------
-    def open(self, job: str, start_url: str, parameters: Mapping[str, Any], explorer: "Explorer", *, fresh: bool,
-             on_step: Callable[[Any, Any], None]) -> Resumed | None:
+    def open(self, job: str, start_url: str, parameters: Mapping[str, Any], explorer: Explorer, *, fresh: bool,
+             on_step: StepHook) -> Resumed | None:
         """Create or resume the job, replaying its history into ``explorer``; None for a new job.
 
         StartError when it cannot be crawled now (locked, finished, other parameters …).
@@ -139,7 +161,7 @@ class StoreLink:
         """Wait for the writer (only when nothing is in flight: no download is stalled)."""
         self.writer.flush(timeout=300)
 
-    def issue(self, seq: int, batch: "Batch", updates: int) -> None:
+    def issue(self, seq: int, batch: Batch, updates: int) -> None:
         t0 = time.perf_counter()
         self.writer.issue(seq, batch.key, batch.urls, updates)
         self._timed(t0)
@@ -150,7 +172,7 @@ class StoreLink:
             self._idle_noted = updates
             self.writer.idle(updates)
 
-    def step(self, state: "BatchState", explorer: "Explorer", merges_before: int, figures: Mapping[str, Any]) -> None:
+    def step(self, state: BatchState, explorer: Explorer, merges_before: int, figures: Mapping[str, Any]) -> None:
         """Queue a model step: every page handed to it, failures, redirects, the merges it made."""
         from structcrawl.store import PageRecord
 

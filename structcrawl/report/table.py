@@ -14,7 +14,7 @@ def _path(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def class_table(model: "LoadedModel", width: int = 48) -> list[str]:
+def class_table(model: LoadedModel, width: int = 48) -> list[str]:
     """Rows ``class  size  sample URL  URL pattern`` of a loaded model."""
     lines = [f"{'class':>5}  {'size':>5}  {'sample URL':<{width}}  URL pattern"]
     lines.append(f"{'-' * 5}  {'-' * 5}  {'-' * width}  {'-' * 11}")

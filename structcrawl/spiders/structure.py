@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
@@ -46,8 +47,10 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from twisted.python.failure import Failure
 
+    from structcrawl.core.explorer import StepReport
     from structcrawl.core.frontier import Batch
     from structcrawl.crawling.storelink import Resumed
+    from structcrawl.store.history import StoredBatch
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +69,7 @@ class StructureSpider(scrapy.Spider):
 
     # -- set-up ---------------------------------------------------------------
     @classmethod
-    def update_settings(cls, settings: "BaseSettings") -> None:
+    def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
         from structcrawl.crawling.extensions import StructureLogStats
 
@@ -81,7 +84,7 @@ class StructureSpider(scrapy.Spider):
             settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
 
     @classmethod
-    def from_crawler(cls, crawler: "Crawler", *args: Any, **kwargs: Any) -> "StructureSpider":
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> StructureSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         try:
             spider._configure(crawler)
@@ -97,7 +100,7 @@ class StructureSpider(scrapy.Spider):
         crawler.signals.connect(spider._on_scheduled, signal=signals.request_scheduled)
         return spider
 
-    def _configure(self, crawler: "Crawler") -> None:
+    def _configure(self, crawler: Crawler) -> None:
         settings = self.settings
         config = crawl_config(self.arguments, settings)
         self.config = config
@@ -144,34 +147,17 @@ class StructureSpider(scrapy.Spider):
         if resumed is not None:
             self._take_over(resumed)
 
-    def _take_over(self, resumed: "Resumed") -> None:
+    def _take_over(self, resumed: Resumed) -> None:
         """Counters and stats of the runs before this one."""
         self.resumed = True
         self.requested = int(resumed.counters.get("requested", 0))
         self.fetched = int(resumed.counters.get("fetched", 0))
         self.refused = int(resumed.counters.get("refused", 0))
         self.started_at = resumed.figures.get("started")
-        explorer = self.explorer
-        stats = self._resume_stats
-        stats.update({
-            "structcrawl/resumed_batches": resumed.result.completed,
-            "structcrawl/resumed_pages": len(explorer.model.pages),
-            "structcrawl/resume_s": round(resumed.seconds, 3),
-            "structcrawl/reissued_batches": resumed.reissued,
-        })
-        if self.traps.traps or self.traps.echo_chains:
-            stats["structcrawl/trap_shapes"] = len(self.traps.traps)
-            stats["structcrawl/trap_echo_chains"] = self.traps.echo_chains
-        if resumed.result.stable_at_pages is not None:
-            self.steps.stable_logged = True
-            at = resumed.figures.get("stable_at_pages")
-            stats.update({
-                "structcrawl/stable": True,
-                "structcrawl/stable_at_pages": resumed.result.stable_at_pages if at is None else at,
-                "structcrawl/stability_reason": explorer.stability.reason,
-            })
+        self._resume_stats = resumed.stats(self.explorer, self.traps)
+        self.steps.stable_logged = resumed.result.stable_at_pages is not None
 
-    def _replayed_step(self, stored: Any, report: Any) -> None:
+    def _replayed_step(self, stored: StoredBatch, report: StepReport) -> None:
         self.steps.observe_traps(stored.pages, log=False)
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
@@ -181,7 +167,7 @@ class StructureSpider(scrapy.Spider):
         }
 
     @property
-    def stats(self) -> "StatsCollector":
+    def stats(self) -> StatsCollector:
         return self.crawler.stats
 
     def _on_opened(self, spider: scrapy.Spider) -> None:
@@ -197,7 +183,7 @@ class StructureSpider(scrapy.Spider):
             stats.set_value("structcrawl/job", self.job)
 
     # -- the loop ------------------------------------------------------------------
-    async def start(self) -> AsyncIterator[Any]:
+    async def start(self) -> AsyncIterator[scrapy.Request]:
         if not self.started_at:  # a resumed job keeps its first start
             self.started_at = _utc_now()
         if self.resumed:
@@ -220,7 +206,7 @@ class StructureSpider(scrapy.Spider):
             if isinstance(mw, RobotsTxtMiddleware):
                 await mw.robot_parser(scrapy.Request(self.start_url))
 
-    def _requests_for(self, batch: "Batch | None") -> list[scrapy.Request]:
+    def _requests_for(self, batch: Batch | None) -> list[scrapy.Request]:
         if batch is None:
             return []
         if self.store is not None:  # as the frontier handed it out, before any max_pages cut
@@ -393,7 +379,7 @@ class StructureSpider(scrapy.Spider):
             self.ledger.page(state, url, features, response.status, time.time())
         return self._output(self._advance())
 
-    def page_failed(self, failure: "Failure") -> Iterator[dict[str, Any]]:
+    def page_failed(self, failure: Failure) -> Iterator[dict[str, Any]]:
         """Errback: HTTP errors, download errors, robots.txt, offsite, max redirects."""
         found = self.ledger.find(failure.request.meta.get(META_KEY))
         response = getattr(failure.value, "response", None)
