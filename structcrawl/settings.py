@@ -6,12 +6,20 @@ module, and ``structcrawl crawl`` / ``structcrawl demo`` load it directly, so
 anywhere run with the same settings.  Override any of them with
 ``-s NAME=VALUE`` on either command line.
 
-The ``structure`` spider reads every ``STRUCTCRAWL_*`` setting with the default
-given here (:data:`STRUCTCRAWL_DEFAULTS`), so it also works from a Scrapy
-project whose settings module knows nothing about structcrawl.
+Every ``STRUCTCRAWL_*`` default is written here and nowhere else (the model
+parameters' defaults come from :class:`~structcrawl.core.config.ExplorerConfig`,
+the export's from :mod:`structcrawl.sitemodel`, so each value has one home);
+code reads them plainly (``settings.getint("STRUCTCRAWL_BATCH_SIZE")``).  The
+``structure`` spider adds :data:`STRUCTCRAWL_DEFAULTS` at Scrapy's ``default``
+priority (``update_settings``), so it also works from a Scrapy project whose
+settings module knows nothing about structcrawl.
 """
 
 from __future__ import annotations
+
+from structcrawl.core.config import ExplorerConfig
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE
+from structcrawl.sitemodel import DEFAULT_FINGERPRINT_PAGES, DEFAULT_SAMPLES
 
 # -- Scrapy ------------------------------------------------------------------
 BOT_NAME = "structcrawl"
@@ -55,9 +63,9 @@ STRUCTCRAWL_MODEL_OUT = None
 STRUCTCRAWL_EXPORT_MEMBERS = False
 
 #: Link-collection priority: ``densest`` or ``sparsest`` (``-a strategy=``).
-STRUCTCRAWL_STRATEGY = "densest"
+STRUCTCRAWL_STRATEGY = ExplorerConfig.strategy
 #: Most URLs fetched per link collection per model update, Crescenzi et al.'s n (``-a batch=``).
-STRUCTCRAWL_BATCH_SIZE = 10
+STRUCTCRAWL_BATCH_SIZE = ExplorerConfig.batch_size
 #: ``stable``: close with reason ``model_stable`` once the stability rule fires;
 #: ``exhaust``: keep going until the frontier is empty (``-a stop=``).
 STRUCTCRAWL_STOP = "stable"
@@ -72,7 +80,7 @@ STRUCTCRAWL_MAX_PAGES = 0
 #: the model is written and the job stays resumable.
 CLOSESPIDER_TIMEOUT = 0
 #: Candidate-selection distance threshold (Crescenzi et al. footnote 5).
-STRUCTCRAWL_DT = 0.2
+STRUCTCRAWL_DT = ExplorerConfig.dt
 #: MDL code weights, overrides of ``structcrawl.core.model.Costs`` fields
 #: (e.g. ``{"c_i": 0.8}``); missing keys keep the core's defaults.
 STRUCTCRAWL_COSTS = {}
@@ -81,13 +89,17 @@ STRUCTCRAWL_COSTS = {}
 #: their classes; stable after WINDOW checks in a row where at most EPSILON of
 #: the new pages went elsewhere and at most EPSILON of the earlier pages moved;
 #: not before MIN_PAGES pages are modelled.
-STRUCTCRAWL_STABILITY_WINDOW = 3
-STRUCTCRAWL_STABILITY_EPSILON = 0.05
-STRUCTCRAWL_STABILITY_MIN_PAGES = 0
+STRUCTCRAWL_STABILITY_WINDOW = ExplorerConfig.stability_window
+STRUCTCRAWL_STABILITY_EPSILON = ExplorerConfig.stability_epsilon
+STRUCTCRAWL_STABILITY_MIN_PAGES = ExplorerConfig.stability_min_pages
+#: New pages modelled between two checks of the model's predictions.
+STRUCTCRAWL_CHECK_PAGES = ExplorerConfig.check_pages
+#: Re-cluster every modelled page at each check (structcrawl.core.recluster); off by default.
+STRUCTCRAWL_RECLUSTER = ExplorerConfig.recluster
 
 #: Scope: the start URL's host only, unless subdomains of it (and of the extra
 #: domains) are allowed; extra host names may be listed.
-STRUCTCRAWL_ALLOW_SUBDOMAINS = False
+STRUCTCRAWL_ALLOW_SUBDOMAINS = ExplorerConfig.allow_subdomains
 STRUCTCRAWL_ALLOWED_DOMAINS = []
 
 #: Most URLs handed out by the frontier but not yet taken into the model
@@ -105,15 +117,16 @@ STRUCTCRAWL_MAX_INFLIGHT = 0
 #: related-item links and menus link URLs twice and never do.  0 switches it off.
 STRUCTCRAWL_TRAP_PAGES = 10
 
-#: Seconds between the periodic "Structure: …" log lines (0 disables them).
-STRUCTCRAWL_LOGSTATS_INTERVAL = 60.0
+#: Seconds between the periodic "Structure: …" log lines (0 disables them):
+#: short, so that a user sees the crawl move within seconds, not a minute.
+STRUCTCRAWL_LOGSTATS_INTERVAL = 10.0
 
 #: Export: sample URLs per class, the member tag-path sets kept per class for
 #: fingerprints and samples (bounded memory), and the fingerprint occurrence
 #: threshold (UXClust §3.3).
-STRUCTCRAWL_SAMPLES = 5
-STRUCTCRAWL_FINGERPRINT_PAGES = 100
-STRUCTCRAWL_FINGERPRINT_OCCURRENCE = 0.3
+STRUCTCRAWL_SAMPLES = DEFAULT_SAMPLES
+STRUCTCRAWL_FINGERPRINT_PAGES = DEFAULT_FINGERPRINT_PAGES
+STRUCTCRAWL_FINGERPRINT_OCCURRENCE = FINGERPRINT_OCCURRENCE
 
 #: Crawl state in a database (issue #5): a SQLAlchemy URL (``sqlite:///shop.db``,
 #: a bare file path meaning a SQLite file, or ``postgresql+psycopg://user@host/db``).
@@ -136,8 +149,8 @@ STRUCTCRAWL_DB_MAX_BACKLOG = 1000
 #: stays at its last commit: run the same command again to resume it.
 STRUCTCRAWL_DB_RETRIES = 5
 
-#: Every STRUCTCRAWL_* setting with its default, for code that reads settings
-#: that may not come from this module.
+#: Every STRUCTCRAWL_* setting with its default (the spider's ``update_settings``
+#: adds them at ``default`` priority).
 STRUCTCRAWL_DEFAULTS = {
     name: value for name, value in dict(globals()).items() if name.startswith("STRUCTCRAWL_") and name != "STRUCTCRAWL_DEFAULTS"
 }

@@ -13,6 +13,7 @@ with ``sort_keys=True``, so two exports of the same state are byte-identical.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections import Counter
@@ -21,9 +22,11 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from structcrawl.core.features import PageFeatures
-from structcrawl.core.model import Costs, Page, PageClass, SiteModel
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE, Costs, Page, PageClass, SiteModel
 from structcrawl.core.spelling import PathSpeller
 from structcrawl.files import atomic_write
+
+logger = logging.getLogger(__name__)
 
 FORMAT = "structcrawl-site-model"
 FORMAT_VERSION = 2
@@ -31,7 +34,7 @@ FORMAT_VERSION = 2
 #: Defaults of the export's own knobs (the spider passes the STRUCTCRAWL_* settings).
 DEFAULT_SAMPLES = 5
 DEFAULT_FINGERPRINT_PAGES = 100
-DEFAULT_OCCURRENCE = 0.3
+DEFAULT_OCCURRENCE = FINGERPRINT_OCCURRENCE
 #: MDL figures are rounded to this many decimals (sums of 0.8s are not exact in binary).
 MDL_DECIMALS = 4
 
@@ -126,6 +129,7 @@ def _class_entry(
     sample_urls = _samples(cls, kept, samples)
     schema = sorted(cls.path_counts)
     index = {p: i for i, p in enumerate(schema)}
+    pattern = _pattern(cls.members)
     entry: dict[str, Any] = {
         "id": cls.id,
         "size": cls.size,
@@ -136,7 +140,8 @@ def _class_entry(
         "fingerprint": fp,
         "fingerprint_pages": fp_pages,
         "samples": sample_urls,
-        "url_pattern": _pattern(cls.members),
+        "url_pattern": pattern,
+        "link_pattern": _link_pattern(pattern, cls.members),
         # what classification compares a page with (SiteModel.classify): each distinct member
         # schema as indices into "schema", with its member count
         "member_schemas": sorted(
@@ -180,6 +185,14 @@ def _pattern(urls: list[str]) -> str | None:
         return url_pattern(sorted(urls))
     except (ValueError, AssertionError):
         return None
+
+
+def _link_pattern(pattern: str | None, urls: list[str]) -> str | None:
+    if pattern is None:
+        return None
+    from structcrawl.analysis.urlpattern import absolute_pattern
+
+    return absolute_pattern(pattern, urls)
 
 
 def model_document(
@@ -284,10 +297,36 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 
 def write_model(document: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write atomically: a reader never sees a half-written model (temp file + rename; mode as the umask gives)."""
+    """Write atomically: a reader never sees a half-written model (temp file + rename; mode as
+    the umask gives).
+
+    A model file with more pages modelled than ``document`` is not lost: it is
+    kept as ``PATH.prev`` and a warning names both counts (a rerun with a lower
+    ceiling, or a crawl that found nothing, would otherwise silently replace a
+    better model).
+    """
     text = dumps(document).encode("utf-8")
+    path = os.fspath(path)
+    pages = int((document.get("crawl") or {}).get("pages_modelled") or 0)
+    before = _pages_modelled(path)
+    if before is not None and before > pages:
+        os.replace(path, path + ".prev")
+        logger.warning(
+            "%s had a model of %d pages; the new one has %d: the old model is kept as %s.prev",
+            path, before, pages, path,
+        )
     with atomic_write(path, binary=True, prefix=".model-") as fh:
         fh.write(text)
+
+
+def _pages_modelled(path: str) -> int | None:
+    """Pages modelled by the site model at ``path``; None when there is none (or it is not a model)."""
+    try:
+        with open(path, "rb") as fh:
+            document = json.loads(fh.read())
+        return int(document["crawl"]["pages_modelled"]) if document.get("format") == FORMAT else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 # ---------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-__all__ = ["url_pattern", "matches", "url_key", "generalize", "compile_pattern"]
+__all__ = ["url_pattern", "absolute_pattern", "matches", "url_key", "generalize", "compile_pattern"]
 
 #: Size restrictions (Vertex §IV-A asks for some; the values are ours).
 MAX_ALTERNATIVES = 3
@@ -308,6 +308,27 @@ def url_pattern(
     if not all(rx.match(url_key(u)) for u in urls):
         raise AssertionError(f"internal error: {pattern!r} does not match its URLs")  # pragma: no cover
     return pattern
+
+
+def absolute_pattern(pattern: str, urls: Iterable[str]) -> str:
+    r"""A :func:`url_pattern` pattern as a regex over absolute URLs, for ``LinkExtractor(allow=…)``.
+
+    LinkExtractor and CrawlSpider rules test ``re.search`` against the absolute
+    link URL, so the site-relative ``^/…$`` gets the scheme (http or https) and
+    the host[:port] of ``urls`` (an alternation when the class spans hosts)
+    in front, and an optional ``#fragment`` at the end.  Query parameters are
+    matched in name order, as :func:`url_key` writes them.
+
+    >>> absolute_pattern(r"^/book/\d+\.html$", ["http://shop.example:8000/book/1.html"])
+    '^https?://shop\\.example:8000(?:/book/\\d+\\.html)(?:#.*)?$'
+    """
+    if not (pattern.startswith("^") and pattern.endswith("$")):
+        raise ValueError(f"not a url_pattern pattern: {pattern!r}")
+    hosts = sorted({urlsplit(u.strip()).netloc.lower() for u in urls} - {""})
+    if not hosts:
+        raise ValueError("absolute_pattern needs at least one absolute URL")
+    host = _escape(hosts[0]) if len(hosts) == 1 else "(?:" + "|".join(_escape(h) for h in hosts) + ")"
+    return "^https?://" + host + "(?:" + pattern[1:-1] + ")(?:#.*)?$"
 
 
 @lru_cache(maxsize=1024)

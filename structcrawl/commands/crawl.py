@@ -6,6 +6,8 @@ import argparse
 
 from structcrawl.commands.errors import CommandError
 from structcrawl.crawling.runner import CrawlError, CrawlResult, parse_setting_overrides, run_structure_crawl
+from structcrawl.report.table import class_table
+from structcrawl.sitemodel import ModelFormatError, load_model
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +37,12 @@ def run(args: argparse.Namespace) -> int:
         f"{result.stat('structcrawl/pages_modelled', 0)} modelled, {result.stat('structcrawl/classes', 0)} classes; "
         f"model written to {result.model_out}"
     )
+    try:
+        model = load_model(result.model_out)
+    except ModelFormatError as exc:
+        raise CommandError(str(exc)) from None
+    print()
+    print("\n".join(class_table(model)))
     return 0
 
 

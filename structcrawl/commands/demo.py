@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from urllib.parse import urlsplit
 
 from structcrawl.analysis.classify import Classifier
 from structcrawl.analysis.metrics import evaluate
@@ -20,25 +19,8 @@ from structcrawl.commands.errors import CommandError
 from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
 from structcrawl.demo.server import start_in_thread
 from structcrawl.demo.site import DemoSite
+from structcrawl.report.table import class_table
 from structcrawl.sitemodel import ModelFormatError, load_model
-
-
-def _path(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
-def class_table(model, base_url: str, width: int = 48) -> list[str]:
-    """Rows ``class  size  sample URL  URL pattern`` of a loaded model."""
-    lines = [f"{'class':>5}  {'size':>5}  {'sample URL':<{width}}  URL pattern"]
-    lines.append(f"{'-' * 5}  {'-' * 5}  {'-' * width}  {'-' * 11}")
-    for cid in sorted(model.classes):
-        info = model.classes[cid]
-        sample = _path(info.samples[0]) if info.samples else ""
-        if len(sample) > width:
-            sample = sample[: width - 1] + "…"
-        lines.append(f"{cid:>5}  {info.size:>5}  {sample:<{width}}  {info.url_pattern or ''}")
-    return lines
 
 
 def score_against_truth(model, site, base_url: str) -> dict:
@@ -103,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             f"MDL {doc['mdl']['total']:.0f} bits -> {output}"
         )
         print()
-        for line in class_table(model, base):
+        for line in class_table(model):
             print(line)
         if not args.no_evaluate:
             scores = score_against_truth(model, site, base)

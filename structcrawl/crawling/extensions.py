@@ -1,7 +1,7 @@
 """Scrapy extensions of structcrawl.
 
 ``StructureLogStats`` — like Scrapy's LogStats, a periodic progress line of the
-structure crawl, every ``STRUCTCRAWL_LOGSTATS_INTERVAL`` seconds (default 60;
+structure crawl, every ``STRUCTCRAWL_LOGSTATS_INTERVAL`` seconds (default 10;
 0 disables it)::
 
     Structure: 412 pages fetched (at 380 pages/min), 405 modelled in 9 classes,
@@ -14,19 +14,22 @@ Scrapy's stats collector, so it does no work of its own besides the log line.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from structcrawl.settings import STRUCTCRAWL_DEFAULTS
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
 
 class StructureLogStats:
-    def __init__(self, stats: Any, interval: float) -> None:
+    def __init__(self, stats: StatsCollector, interval: float) -> None:
         self.stats = stats
         self.interval = interval
         self.multiplier = 60.0 / interval
@@ -34,18 +37,16 @@ class StructureLogStats:
         self._prev = 0
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "StructureLogStats":
-        interval = crawler.settings.getfloat(
-            "STRUCTCRAWL_LOGSTATS_INTERVAL", STRUCTCRAWL_DEFAULTS["STRUCTCRAWL_LOGSTATS_INTERVAL"]
-        )
-        if not interval or interval <= 0:
+    def from_crawler(cls, crawler: Crawler) -> StructureLogStats:
+        interval = crawler.settings.getfloat("STRUCTCRAWL_LOGSTATS_INTERVAL")
+        if interval <= 0:
             raise NotConfigured
         ext = cls(crawler.stats, interval)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
 
-    def spider_opened(self, spider: Any) -> None:
+    def spider_opened(self, spider: Spider) -> None:
         if getattr(spider, "name", None) != "structure" and not hasattr(spider, "explorer"):
             return  # another spider: nothing to report
         self._prev = 0
@@ -71,9 +72,9 @@ class StructureLogStats:
             f"stability {stability}"
         )
 
-    def log(self, spider: Any) -> None:
+    def log(self, spider: Spider) -> None:
         logger.info(self.line(), extra={"spider": spider})
 
-    def spider_closed(self, spider: Any, reason: str) -> None:
+    def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.task is not None and self.task.running:
             self.task.stop()

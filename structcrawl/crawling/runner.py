@@ -7,10 +7,9 @@ be restarted).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-from structcrawl.core.frontier import STRATEGIES
+from typing import Any
 
 
 class CrawlError(ValueError):
@@ -50,25 +49,14 @@ def build_settings(overrides: Mapping[str, Any] | None = None) -> Any:
     return settings
 
 
-def check_arguments(
-    start_url: str, strategy: str | None, stop: str | None, batch: int | None, max_pages: int | None
-) -> str:
-    """Validate what the spider would reject, with a one-line message; the normalised start URL."""
-    from structcrawl.spiders.structure import STOPS, check_start_url
+def check_arguments(spider_args: Mapping[str, Any], settings: Any) -> None:
+    """Reject what the spider would reject, with its one-line message, before Scrapy starts."""
+    from structcrawl.crawling.arguments import crawl_config
 
     try:
-        url = check_start_url(start_url)
+        crawl_config(spider_args, settings)
     except ValueError as exc:
         raise CrawlError(str(exc)) from None
-    if strategy is not None and strategy not in STRATEGIES:
-        raise CrawlError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    if stop is not None and stop not in STOPS:
-        raise CrawlError(f"stop must be one of {', '.join(STOPS)}, got {stop!r}")
-    if batch is not None and batch < 1:
-        raise CrawlError(f"batch must be >= 1, got {batch}")
-    if max_pages is not None and max_pages < 0:
-        raise CrawlError(f"max_pages must be >= 0, got {max_pages}")
-    return url
 
 
 def run_structure_crawl(
@@ -85,7 +73,6 @@ def run_structure_crawl(
     settings: Mapping[str, Any] | None = None,
 ) -> CrawlResult:
     """Crawl ``start_url`` with the structure spider; blocks until the crawl closes."""
-    check_arguments(start_url, strategy, stop, batch, max_pages)
     overrides = dict(settings or {})
     if model_out:
         overrides["STRUCTCRAWL_MODEL_OUT"] = model_out
@@ -96,6 +83,7 @@ def run_structure_crawl(
 
     from scrapy.crawler import CrawlerProcess
 
+    from structcrawl.crawling.arguments import StartError
     from structcrawl.spiders.structure import StructureSpider
 
     spider_args: dict[str, Any] = {"start_url": start_url}
@@ -110,8 +98,7 @@ def run_structure_crawl(
     ):
         if value is not None:
             spider_args[name] = value
-    from structcrawl.spiders.structure import StoreStartError
-
+    check_arguments(spider_args, scrapy_settings)
     process = CrawlerProcess(scrapy_settings)
     crawler = process.create_crawler(StructureSpider)
     failures: list[Any] = []
@@ -120,11 +107,11 @@ def run_structure_crawl(
     process.crawl(crawler, **spider_args).addErrback(failures.append)
     try:
         process.start()
-    except StoreStartError as exc:  # locked or finished job, schema version … (already logged)
+    except StartError as exc:  # locked or finished job, schema version … (already logged)
         raise CrawlError(exc.message) from None
     if failures:
         exc = failures[0].value
-        if isinstance(exc, StoreStartError):
+        if isinstance(exc, StartError):
             raise CrawlError(exc.message) from None
         if isinstance(exc, ValueError):
             raise CrawlError(str(exc)) from None

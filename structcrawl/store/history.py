@@ -25,11 +25,10 @@ from typing import Any, Callable, Iterator, Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from structcrawl.core.explorer import Explorer, Scope, StepReport
+from structcrawl.core.config import ExplorerConfig
+from structcrawl.core.explorer import Explorer, StepReport
 from structcrawl.core.features import Link, PageFeatures
 from structcrawl.core.frontier import Batch
-from structcrawl.core.model import Costs
-from structcrawl.core.stability import StabilityRule
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError
 from structcrawl.store.writer import Dictionaries, Dictionary, unpack_tagset
@@ -163,39 +162,8 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
 
 
 def explorer_for(seed_url: str, parameters: Mapping[str, Any]) -> Explorer:
-    """A fresh explorer configured as the job's was.
-
-    ``parameters``: ``strategy``, ``batch_size``, ``dt``, ``costs`` (overrides of
-    :class:`~structcrawl.core.model.Costs`), ``stability`` (window, epsilon,
-    min_pages), ``scope`` (allow_subdomains, extra_domains) and ``refine``:
-    absent or None for the default online refinement, False to switch it off,
-    or the :class:`~structcrawl.core.refine.Refiner` arguments plus ``every``.
-    """
-    stab = parameters.get("stability") or {}
-    scope = parameters.get("scope") or {}
-    stability = StabilityRule(**{k: stab[k] for k in ("window", "epsilon", "min_pages") if k in stab})
-    kwargs: dict[str, Any] = {}
-    refine = parameters.get("refine")
-    if refine is False:
-        kwargs["refiner"] = False
-    elif isinstance(refine, Mapping):
-        from structcrawl.core.refine import Refiner
-
-        args = dict(refine)
-        if "every" in args:
-            kwargs["refine_every"] = int(args.pop("every"))
-        kwargs["refiner"] = Refiner(**args)
-    return Explorer(
-        seed_url,
-        strategy=parameters.get("strategy", "densest"),
-        batch_size=int(parameters.get("batch_size", 10)),
-        costs=Costs(**(parameters.get("costs") or {})),
-        dt=float(parameters.get("dt", 0.2)),
-        stability=stability,
-        scope=Scope(seed_url, allow_subdomains=bool(scope.get("allow_subdomains", False)),
-                    extra_domains=scope.get("extra_domains") or ()),
-        **kwargs,
-    )
+    """A fresh explorer configured as the job's was (``parameters``: see :class:`ExplorerConfig`)."""
+    return ExplorerConfig.from_dict(seed_url, parameters).build()
 
 
 StepHook = Callable[[StoredBatch, StepReport], None]

@@ -38,7 +38,8 @@ RUNNING, STOPPED, FINISHED = "running", "stopped", "finished"
 #: too, leaves it resumable).
 FINISHED_REASONS = frozenset({"model_stable", "finished"})
 #: Parameters that change what the model step does: a resume must use the same ones.
-MODEL_PARAMETERS = ("strategy", "batch_size", "dt", "costs", "stability", "scope", "refine")
+MODEL_PARAMETERS = ("strategy", "batch_size", "dt", "costs", "stability", "check_pages", "recluster", "scope",
+                    "refine")
 
 
 class JobLockedError(StoreError):
