@@ -138,7 +138,8 @@ def main(argv=None) -> int:
                     f"({100 * r['fetched'] / r['site']:.1f} %) modelled {r['modelled']} "
                     f"{'stable' if r['stable'] else 'finished'} after {r['updates']} updates, "
                     f"F* {res['fstar']:.3f} purity {res['purity']:.3f} pairR {res['pair_recall']:.3f} "
-                    f"ARI {res['ari']:.3f} classes {r['classes']}/{r['truth']} agree {r['agree']:.3f} ({r['wall']:.1f} s)")
+                    f"ARI {res['ari']:.3f} classes {r['classes']}/{r['truth']} agree {r['agree']:.3f} "
+                    f"({r['wall']:.1f} s)")
             if "coarse" in r:
                 line += f" coarse F* {r['coarse']['fstar']:.3f}"
             if "stubs" in r:

@@ -152,5 +152,6 @@ STRUCTCRAWL_DB_RETRIES = 5
 #: Every STRUCTCRAWL_* setting with its default (the spider's ``update_settings``
 #: adds them at ``default`` priority).
 STRUCTCRAWL_DEFAULTS = {
-    name: value for name, value in dict(globals()).items() if name.startswith("STRUCTCRAWL_") and name != "STRUCTCRAWL_DEFAULTS"
+    name: value for name, value in dict(globals()).items()
+    if name.startswith("STRUCTCRAWL_") and name != "STRUCTCRAWL_DEFAULTS"
 }

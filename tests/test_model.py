@@ -185,7 +185,16 @@ def test_singleton_classes_first_then_densest():
     # a collection never tried comes before more of a tried one
     assert f.pop(size).urls == ("t1", "t2")
     assert f.pop(size).urls == ("d3", "d4", "d5")
-    assert f.untried() == 0
+    assert f.untried(size) == 0
+
+
+def test_untried_counts_collections_more_than_one_page_of_a_class_shows():
+    f = Frontier("densest", batch_size=3)
+    f.add_links(0, {"nav": ["a"], "own-tree-of-page-1": ["b"]})
+    f.add_links(0, {"nav": ["a", "c"]})
+    f.add_links(1, {"menu": ["d"]})  # the only page of its class
+    size = sizes({0: 2, 1: 1})
+    assert f.untried(size) == 2  # nav (2 pages) and menu (1 of 1); not the one page's own tree
 
 
 def test_sparsest_prefers_thin_collections():
@@ -251,6 +260,14 @@ def test_stability_fires_after_window_checks_that_held_and_explains():
     seq = [check(25, 25, 10, 0, 0), check(50, 25, 25, 25, 0), check(75, 25, 24, 50, 1), check(100, 25, 25, 75, 0)]
     assert [rule.observe(x) for x in seq] == [False, False, False, True]
     assert "predicted the class of 74 of the 75 pages" in rule.reason
+
+
+def test_an_untried_collection_holds_the_stop_without_restarting_the_window():
+    rule = StabilityRule(window=2, epsilon=0.05)
+    assert not rule.observe(Check(50, 25, 25, 25, 0, 3, untried=1))
+    assert not rule.observe(Check(75, 25, 25, 50, 0, 3, untried=2))
+    assert rule.quiet_checks == 2
+    assert rule.observe(Check(100, 25, 25, 75, 0, 3, untried=0))
 
 
 def test_a_missed_prediction_or_a_moved_page_restarts_the_window():

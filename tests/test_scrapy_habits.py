@@ -13,8 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run
 
+from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run
 from structcrawl.demo.site import DemoSite
 
 

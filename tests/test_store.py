@@ -139,12 +139,18 @@ def open_session(url: str, name: str = "demo", params=PARAMS, **kw):
     return store, session, explorer
 
 
+def frontier_state(f) -> tuple:
+    collections = [(c.source, c.path, c.seq, tuple(c.urls), c.cursor, c.tried, dict(c.leads_to), c.fetched,
+                    c.duplicates, c.trap, c.pages) for c in sorted(f.collections.values(), key=lambda c: c.seq)]
+    return collections, sorted(f.issued)
+
+
 def explorer_state(ex: Explorer):
     m = ex.model
     classes = {cid: (tuple(c.members), dict(c.path_counts), c.schema_total, c.url_total)
                for cid, c in m.classes.items()}
     return (classes, dict(m.page_class), m.mdl, m.model_bits, m.data_bits, dict(ex.aliases), set(ex.failed),
-            ex.updates, ex.stable, ex.stability.reason, list(ex.stability._recent), ex.frontier.to_state(),
+            ex.updates, ex.stable, ex.stability.reason, list(ex.stability.checks), frontier_state(ex.frontier),
             list(ex.merges), {u: dict(c) for u, c in ex.links.items()}, dict(ex.tag_paths))
 
 

@@ -196,7 +196,7 @@ class Explorer:
                 pages=len(now), new=len(predictions),
                 predicted=sum(1 for u, c in predictions.items() if c is not None and now[u] == c),
                 earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
-                classes=len(self.model.classes))
+                classes=len(self.model.classes), untried=self.frontier.untried(self._class_size))
             if self.stability.observe(check):
                 self.stable = True
         self._checked = (SiteModel.from_assignment(self.model.pages.values(), now, self.model.costs,

@@ -51,6 +51,7 @@ class Collection:
     fetched: int = 0  #: URLs of this collection that were tried
     duplicates: int = 0  #: of them, failures and copies of pages modelled before (another URL, same features)
     trap: bool = False  #: found to hand out copies only: never served again
+    pages: int = 0  #: pages of the source class the links were found on
 
     @property
     def key(self) -> tuple[int, str]:
@@ -98,6 +99,7 @@ class Frontier:
             if coll is None:
                 coll = self.collections[(source, path)] = Collection(source, path, self._seq)
                 self._seq += 1
+            coll.pages += 1
             for url in urls:
                 if url not in coll.known:
                     coll.known.add(url)
@@ -230,9 +232,13 @@ class Frontier:
         """Links waiting in collections (a URL in two collections counts twice)."""
         return sum(len(c.urls) - c.cursor for c in self.collections.values())
 
-    def untried(self) -> int:
-        """Collections with pending URLs that were never tried."""
-        return sum(1 for c in self.collections.values() if not c.tried and self._pending(c))
+    def untried(self, class_size: Callable[[int], int]) -> int:
+        """Collections with pending URLs that were never tried, found on two pages of their
+        class or more (or on its only page): a collection one page of a larger class shows
+        is that page's own (erl_docgen pages each carry their application's whole
+        navigation tree), and a site has as many of them as it has pages."""
+        return sum(1 for c in self.collections.values()
+                   if not c.tried and c.pages >= min(2, class_size(c.source)) and self._pending(c))
 
     def pending_collections(self) -> int:
         return sum(1 for c in self.collections.values() if self._pending(c))
