@@ -152,7 +152,7 @@ def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) ->
                          + ("" if conn.dialect.name == "sqlite" else " ON COMMIT DROP")))
     conn.execute(sa.text("INSERT INTO sc_kept (group_id) VALUES (:x)"), [{"x": x} for x in kept])
     rows = conn.execute(sa.text(
-        "SELECT s.group_id, s.rnk, u.url, p.tagset_id FROM ("
+        "SELECT s.group_id, s.rnk, u.url, p.tagset_id, s.page_id FROM ("
         " SELECT i.group_id, i.page_id, i.url_id, i.rnk,"
         "  ROW_NUMBER() OVER (PARTITION BY i.group_id ORDER BY i.rnk, i.page_id) AS rn"
         " FROM (SELECT group_id, page_id, url_id, (page_id * CAST(:a AS BIGINT) + :seed) % :p AS rnk"
@@ -167,13 +167,22 @@ def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) ->
         for tid, blob in conn.execute(sa.select(t.c.id, t.c.paths).where(
                 t.c.job_id == job, t.c.id.in_(tagset_ids[i:i + 500]))):
             tagsets[tid] = frozenset(unpack_tagset(blob))
+    # a sampled page's sections: the link collections (path ids) it shows, for the veto of
+    # structcrawl.analysis.uxclust.split_told_apart
+    page_ids = sorted({r[4] for r in rows})
+    sections: dict[int, set[int]] = {}
+    for i in range(0, len(page_ids), 500):
+        for page_id, path_id in conn.execute(sa.select(S.links.c.page_id, S.links.c.path_id).distinct().where(
+                S.links.c.job_id == job, S.links.c.page_id.in_(page_ids[i:i + 500]))):
+            sections.setdefault(page_id, set()).add(path_id)
     out: dict[int, list[SampledPage]] = {}
-    for group_id, rnk, url, tid in rows:
-        out.setdefault(group_id, []).append(SampledPage(int(rnk), url, tagsets[tid]))
+    for group_id, rnk, url, tid, page_id in rows:
+        out.setdefault(group_id, []).append(
+            SampledPage(int(rnk), url, tagsets[tid], frozenset(sections.get(page_id, ()))))
     return out
 
 
-def cluster_store(db: str, job: str | None = None, params: Parameters = Parameters(), group_by: str = "xpath",
+def cluster_store(db: str, job: str | None = None, params: Parameters = Parameters(), group_by: str = "path",
                   progress: Progress | None = None, members_to: Callable[[Any], None] | None = None
                   ) -> StoredClustering:
     """Run UXClust over job ``job`` of the store ``db``.
@@ -205,7 +214,8 @@ def cluster_store(db: str, job: str | None = None, params: Parameters = Paramete
                     unlinked = n
                 else:
                     sizes[group_id] = n
-            kept = sorted(x for x, n in sizes.items() if n >= params.cutoff)
+            cutoff = params.cutoff_for(sum(sizes.values()) + unlinked)
+            kept = sorted(x for x, n in sizes.items() if n >= cutoff)
             samples = _samples(conn, info.id, kept, params)
             table = GROUP_BY[group_by][1]
             text = table.c[GROUP_BY[group_by][2]]
@@ -295,7 +305,7 @@ def document(stored: StoredClustering, members: bool) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "job": stored.job,
         "site": {"start_url": stored.start_url},
-        "parameters": {"group_by": stored.group_by, "cutoff": p.cutoff, "samples": p.samples,
+        "parameters": {"group_by": stored.group_by, "cutoff": r.cutoff, "samples": p.samples,
                        "occurrence": p.occurrence, "similarity": p.similarity, "seed": p.seed},
         "pages": r.pages,
         "groups": r.groups,
