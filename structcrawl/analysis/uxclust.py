@@ -12,15 +12,19 @@ web pages* (UXClust), §3.3 with the parameters of §4.5:
    (:mod:`structcrawl.store.cluster`), :func:`cluster_pages` takes what it is
    given.
 2. **Cut-off** (§3.3, §4.1): groups with fewer than ``cutoff`` pages (100 in
-   the paper) are dropped; their pages are *unclustered* (counted, and listed
-   on request), as are pages with no inbound link (the start page).
+   the paper; by default here the same share of the crawl, see
+   ``CUTOFF_SHARE``) are dropped; their pages are *unclustered* (counted, and
+   listed on request), as are pages with no inbound link (the start page).
 3. **Fingerprints** (§3.3): ``samples`` pages of each remaining group (5 in
    the paper, 3 already good in §4.5, Fig. 9); the fingerprint is the set of
    tag paths on at least ``occurrence`` (0.3) of them
    (:func:`structcrawl.analysis.fingerprint.fingerprint`).
 4. **Merge** (§3.3): groups whose fingerprints have Jaccard ≥ ``similarity``
-   (0.8, where precision and recall cross in §4.5, Fig. 7) are united with
-   union-find (:func:`structcrawl.analysis.fingerprint.merge_groups`); a merged group
+   (0.8 in the paper, where precision and recall cross in §4.5, Fig. 7; 0.9
+   by default here) are united with union-find
+   (:func:`structcrawl.analysis.fingerprint.merge_groups`) — except two parts
+   whose sampled pages each show sections the other's never do
+   (:func:`split_told_apart`, not in the paper); a merged group
    is fingerprinted again from the ``samples`` lowest-ranked pages among its
    parts' samples, and merging repeats "until no new clusters can be formed".
 
@@ -32,9 +36,10 @@ percent).  The crawl store ranks by a hash of the page id computed in SQL;
 :func:`cluster_pages` by :func:`structcrawl.analysis.fingerprint.sample`'s keyed
 BLAKE2b of the URL.
 
-The group key is whatever the caller groups by: the exact XPath (the paper)
-or, in ``structcrawl cluster --group-by path``, the inbound link's
-link-collection path (Crescenzi et al. §2), which does not split a list by position.
+The group key is whatever the caller groups by: the exact XPath (the paper,
+``structcrawl cluster --group-by xpath``) or, by default in ``structcrawl
+cluster``, the inbound link's link-collection path (Crescenzi et al. §2), which
+does not split a list by position.
 
 Pure Python, no SQL, no Scrapy: :func:`cluster_groups` works from group sizes
 and samples (what a database hands out without reading every page);
@@ -54,12 +59,11 @@ from typing import Any
 from structcrawl.analysis.fingerprint import fingerprint, jaccard, merge_groups, sample_rank
 from structcrawl.core.model import told_apart
 
-
 #: The cut-off as a share of the crawl (UXClust §3.3, Table 1): the paper drops groups under 100 pages on
 #: sites of 76,503 pages on average, and §4.5 (Fig. 10) warns that a cut-off too high for the site leaves no
 #: group to cluster.  A cut-off fixed in pages cannot serve a 400-page crawl (no group reaches 100, or even
 #: 20: everything unclustered) and a million-page one (hundreds of tiny groups kept, each sampled and
-#: fingerprinted) alike; the paper's ratio scales it: 4 pages on the 2,952-page demo site, 1,307 at a million.
+#: fingerprinted) alike; the paper's ratio scales it: 4 pages on the 2,952-page demo site, 1,308 at a million.
 CUTOFF_SHARE = 100 / 76_503
 #: ... but never under two pages: a group of one page shows no template, only a page.
 MIN_CUTOFF = 2

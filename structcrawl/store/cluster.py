@@ -11,10 +11,10 @@ sampled pages per group and, on request, member URLs as a stream:
    the tuple UXClust's crawler records when it first sees a URL.  Only links
    from pages fetched before the page count (the start page has none: it is
    unclustered).  A URL fetched twice (two requested URLs redirecting to it)
-   is one page, its first fetch.  Pages are grouped by that link's exact
-   XPath (``xpath_id``, the paper) or, with ``--group-by path``, by its
-   link-collection path (``path_id``: positions dropped, id/class kept, seed
-   001 §2), computed into a temporary table
+   is one page, its first fetch.  Pages are grouped by that link's
+   link-collection path (``path_id``: positions dropped, id/class kept,
+   Crescenzi et al. §2; the default) or, with ``--group-by xpath``, by its
+   exact XPath (``xpath_id``, the paper), computed into a temporary table
    ``sc_inbound(page_id, url_id, group_id)``:
 
    * SQLite: one pass over ``sc_links`` in primary-key (= crawl) order,
@@ -26,7 +26,8 @@ sampled pages per group and, on request, member URLs as a stream:
 2. **Groups**: ``GROUP BY group_id`` (sizes), then for the groups at or above
    the cut-off their ``samples`` lowest-ranked pages by a window function
    (rank = a multiplicative hash of the page id and the seed), and only the
-   tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
+   tag-path sets of those pages (``sc_tagsets`` rows, deduplicated) and
+   their link collections (``sc_links.path_id``, for the sections veto).
 3. **Merge**: :func:`structcrawl.analysis.uxclust.cluster_groups` (pure Python).
 4. **Members** (``--members``): one query per cluster, streamed
    (``stream_results``: a server-side cursor on PostgreSQL) straight into the
