@@ -73,7 +73,7 @@ def test_fingerprint_from_the_lowest_ranked_samples_and_occurrence():
     # 5 samples of 6 given: the one of rank 99 is not used; "x" is on 2 of 5 = 0.4 >= 0.3, "y" on 1 of 5
     given = [SampledPage(r, f"http://h/{r}", frozenset({"p"}) | extra)
              for r, extra in ((3, {"x"}), (1, {"x"}), (2, set()), (5, {"y"}), (4, set()), (99, {"z"}))]
-    (cluster,) = cluster_groups({"g": 6}, {"g": given}, Parameters(cutoff=1)).clusters
+    (cluster,) = cluster_groups({"g": 6}, {"g": given}, Parameters(cutoff=1, samples=5)).clusters
     assert cluster.samples == tuple(f"http://h/{r}" for r in (1, 2, 3, 4, 5))
     assert cluster.fingerprint == frozenset({"p", "x"})
 
@@ -107,7 +107,7 @@ def site_pages() -> list[tuple[str, str | None, frozenset[str]]]:
 
 
 def test_cluster_pages_in_memory():
-    result, assigned = cluster_pages(site_pages(), Parameters(cutoff=3, similarity=0.8))
+    result, assigned = cluster_pages(site_pages(), Parameters(cutoff=3, samples=5, similarity=0.8))
     assert result.groups == 4 and result.groups_kept == 3 and result.unclustered == 3
     books, authors = result.clusters
     assert (books.size, books.xpaths) == (10, ("/html/body/ul/li[1]/a", "/html/body/ul/li[2]/a"))

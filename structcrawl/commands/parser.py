@@ -170,12 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cutoff", type=int, metavar="N",
                    help="smallest group clustered, in pages (default: 0.13%% of the crawl's pages, at least 2 - "
                    "UXClust's 100 pages on sites of 76,503 pages on average)")
-    p.add_argument("--samples", type=int, default=5, metavar="N",
-                   help="pages sampled per group for its fingerprint (default 5)")
+    p.add_argument("--samples", type=int, default=10, metavar="N",
+                   help="pages sampled per group for its fingerprint (default 10)")
     p.add_argument("--occurrence", type=float, default=0.3, metavar="F",
                    help="share of the samples a tag path must be on to enter the fingerprint (default 0.3)")
-    p.add_argument("--similarity", type=float, default=0.9, metavar="F",
-                   help="Jaccard of two fingerprints at which their groups merge (default 0.9)")
+    p.add_argument("--similarity", type=float, default=0.8, metavar="F",
+                   help="Jaccard of two fingerprints at which their groups merge (default 0.8)")
     _add_shared(p, "seed", help="sampling seed (default 0)")
     _add_shared(p, "output", metavar="FILE", help="clusters JSON, '-' for stdout (default <job>.clusters.json)")
     _add_shared(p, "members", help="list every cluster's member URLs, and the unclustered ones")
