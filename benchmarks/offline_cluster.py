@@ -57,12 +57,11 @@ def score(corpus: str, db: str, out: Path) -> dict:
         raise SystemExit(f"cluster of {corpus} failed:\n{proc.stderr[-3000:]}")
     doc = json.loads(out.read_text(encoding="utf-8"))
     base = doc["site"]["start_url"][:-len(corpora.CORPORA[corpus]["entry"])]
-    assigned: dict[str, int | None] = {}
-    for cls in doc["classes"]:
-        assigned.update((relpath_of(u, base), cls["id"]) for u in cls["members"])
-    assigned.update((relpath_of(u, base), None) for u in doc["unclustered"]["members"])
-    truth = {p: c for p in assigned if p is not None and (c := corpora.label(corpus, p)) is not None}
-    res = evaluate({p: assigned[p] for p in truth}, truth)
+    # every crawled page counts, by URL (index.html?a/B.html and index.html are two pages of one file)
+    assigned: dict[str, int | None] = {u: cls["id"] for cls in doc["classes"] for u in cls["members"]}
+    assigned.update((u, None) for u in doc["unclustered"]["members"])
+    truth = {u: c for u in assigned if (p := relpath_of(u, base)) and (c := corpora.label(corpus, p)) is not None}
+    res = evaluate({u: assigned[u] for u in truth}, truth)
     return dict(corpus=corpus, pages=doc["pages"], clusters=len(doc["classes"]), truth=res["classes"],
                 unclustered=doc["unclustered"]["size"] / doc["pages"], cutoff=doc["parameters"]["cutoff"], res=res)
 
