@@ -7,7 +7,14 @@ import random
 import pytest
 
 from structcrawl.analysis.fingerprint import sample_rank
-from structcrawl.analysis.uxclust import Parameters, SampledPage, cluster_groups, cluster_pages
+from structcrawl.analysis.uxclust import (
+    Parameters,
+    SampledPage,
+    cluster_groups,
+    cluster_pages,
+    relative_cutoff,
+    split_told_apart,
+)
 
 A = frozenset({"p", "q", "r1"})
 B = frozenset({"p", "q", "r2"})
@@ -66,7 +73,7 @@ def test_fingerprint_from_the_lowest_ranked_samples_and_occurrence():
     # 5 samples of 6 given: the one of rank 99 is not used; "x" is on 2 of 5 = 0.4 >= 0.3, "y" on 1 of 5
     given = [SampledPage(r, f"http://h/{r}", frozenset({"p"}) | extra)
              for r, extra in ((3, {"x"}), (1, {"x"}), (2, set()), (5, {"y"}), (4, set()), (99, {"z"}))]
-    (cluster,) = cluster_groups({"g": 6}, {"g": given}, Parameters(cutoff=1)).clusters
+    (cluster,) = cluster_groups({"g": 6}, {"g": given}, Parameters(cutoff=1, samples=5)).clusters
     assert cluster.samples == tuple(f"http://h/{r}" for r in (1, 2, 3, 4, 5))
     assert cluster.fingerprint == frozenset({"p", "x"})
 
@@ -100,7 +107,7 @@ def site_pages() -> list[tuple[str, str | None, frozenset[str]]]:
 
 
 def test_cluster_pages_in_memory():
-    result, assigned = cluster_pages(site_pages(), Parameters(cutoff=3, similarity=0.8))
+    result, assigned = cluster_pages(site_pages(), Parameters(cutoff=3, samples=5, similarity=0.8))
     assert result.groups == 4 and result.groups_kept == 3 and result.unclustered == 3
     books, authors = result.clusters
     assert (books.size, books.xpaths) == (10, ("/html/body/ul/li[1]/a", "/html/body/ul/li[2]/a"))
@@ -129,3 +136,59 @@ def test_cluster_pages_is_deterministic_whatever_the_order_and_seeded():
     other = cluster_pages(rows, Parameters(cutoff=3, seed=1))[0]
     assert [c.xpaths for c in other.clusters] == [c.xpaths for c in want[0].clusters]
     assert other.clusters[0].samples != want[0].clusters[0].samples  # another seed, other samples
+
+
+def test_the_default_cutoff_is_the_papers_share_of_the_crawl_and_at_least_two_pages():
+    # UXClust: 100 pages on sites of 76,503 pages on average
+    assert relative_cutoff(76_503) == 100 and relative_cutoff(1_000_000) == 1308
+    assert relative_cutoff(2952) == 4  # the default demo site
+    assert relative_cutoff(400) == relative_cutoff(1) == 2  # a small stable crawl keeps its groups of 2
+    assert Parameters().cutoff_for(400) == 2 and Parameters(cutoff=20).cutoff_for(400) == 20
+
+
+def test_a_small_crawl_keeps_its_groups_of_two_pages_and_more():
+    # 9 pages: a fixed cut-off of 20 would leave every page unclustered
+    sizes = {"list": 4, "nav": 2, "footer": 1}
+    samples = {"list": pages(0, A, 4, "l"), "nav": pages(1, C, 2, "n")}
+    result = cluster_groups(sizes, samples, Parameters(), unlinked=2)
+    assert result.cutoff == 2 and result.groups_kept == 2 and result.unclustered == 1 + 2
+    assert [(c.size, c.xpaths) for c in result.clusters] == [(4, ("list",)), (2, ("nav",))]
+    assert cluster_groups(sizes, samples, Parameters(cutoff=20), unlinked=2).clusters == ()
+
+
+def with_sections(sampled: list[SampledPage], *sections: str) -> list[SampledPage]:
+    return [SampledPage(p.rank, p.url, p.tag_paths, frozenset(sections)) for p in sampled]
+
+
+def test_look_alike_groups_with_sections_the_other_never_shows_stay_apart():
+    # same tag paths (Jaccard 1), but authors always list co-authors and publishers always a catalogue
+    sizes = {"authors": 5, "publishers": 5}
+    authors = pages(0, A, 5, "a")
+    publishers = pages(1, A, 5, "p")
+    plain = cluster_groups(sizes, {"authors": authors, "publishers": publishers}, Parameters(cutoff=1))
+    assert [c.xpaths for c in plain.clusters] == [("authors", "publishers")]  # no sections known: merged
+    told = {"authors": with_sections(authors, "nav", "co-authors"),
+            "publishers": with_sections(publishers, "nav", "catalogue")}
+    apart = cluster_groups(sizes, told, Parameters(cutoff=1))
+    assert [c.xpaths for c in apart.clusters] == [("authors",), ("publishers",)]
+
+
+def test_a_section_only_one_group_shows_is_optional_and_does_not_split():
+    # the pages with a pager are the same template as those without: only one side has its own section
+    sizes = {"first": 5, "paged": 5}
+    samples = {"first": with_sections(pages(0, A, 5, "f"), "list"),
+               "paged": with_sections(pages(1, A, 5, "p"), "list", "pager")}
+    result = cluster_groups(sizes, samples, Parameters(cutoff=1))
+    assert [c.xpaths for c in result.clusters] == [("first", "paged")]
+
+
+def test_a_bridge_group_joins_the_side_it_is_most_like():
+    # a and c are told apart; b is like both (J(a, b) = 4/5, J(b, c) = 3/4, J(a, c) = 3/5) and shows a's
+    # section: single linkage would chain a-b-c; the veto keeps c out, b goes with a
+    a, b, c = frozenset("pqrst"), frozenset("pqrs"), frozenset("pqrsu")
+    pool = {"a": with_sections(pages(0, a, 2, "a"), "x"), "b": with_sections(pages(1, b, 2, "b"), "x"),
+            "c": with_sections(pages(2, c, 2, "c"), "z")}
+    prints = {"a": a, "b": b, "c": c}
+    assert split_told_apart(["a", "b", "c"], prints, pool, 0.6) == [["a", "b"], ["c"]]
+    assert split_told_apart(["a", "b", "c"], prints, {k: pages(0, prints[k], 2, k) for k in prints},
+                            0.6) == [["a", "b", "c"]]

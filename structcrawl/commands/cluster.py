@@ -107,7 +107,7 @@ def summary(stored: StoredClustering, output: str) -> str:
     elapsed = sum(stored.seconds.values())
     lines.append(
         f"job {stored.job!r}: {r.pages:,} pages, {len(r.clusters)} clusters from {r.groups_kept} of {r.groups} "
-        f"inbound-{stored.group_by} groups (cut-off {stored.params.cutoff}), {r.unclustered:,} unclustered; "
+        f"inbound-{stored.group_by} groups (cut-off {r.cutoff}), {r.unclustered:,} unclustered; "
         f"{elapsed:.1f} s ({r.pages / elapsed if elapsed else 0:,.0f} pages/s: "
         f"{', '.join(f'{stage} {t:.1f} s' for stage, t in stored.seconds.items())}); written to {output}")
     return "\n".join(lines)

@@ -11,10 +11,10 @@ sampled pages per group and, on request, member URLs as a stream:
    the tuple UXClust's crawler records when it first sees a URL.  Only links
    from pages fetched before the page count (the start page has none: it is
    unclustered).  A URL fetched twice (two requested URLs redirecting to it)
-   is one page, its first fetch.  Pages are grouped by that link's exact
-   XPath (``xpath_id``, the paper) or, with ``--group-by path``, by its
-   link-collection path (``path_id``: positions dropped, id/class kept, seed
-   001 §2), computed into a temporary table
+   is one page, its first fetch.  Pages are grouped by that link's
+   link-collection path (``path_id``: positions dropped, id/class kept,
+   Crescenzi et al. §2; the default) or, with ``--group-by xpath``, by its
+   exact XPath (``xpath_id``, the paper), computed into a temporary table
    ``sc_inbound(page_id, url_id, group_id)``:
 
    * SQLite: one pass over ``sc_links`` in primary-key (= crawl) order,
@@ -26,7 +26,8 @@ sampled pages per group and, on request, member URLs as a stream:
 2. **Groups**: ``GROUP BY group_id`` (sizes), then for the groups at or above
    the cut-off their ``samples`` lowest-ranked pages by a window function
    (rank = a multiplicative hash of the page id and the seed), and only the
-   tag-path sets of those pages (``sc_tagsets`` rows, deduplicated).
+   tag-path sets of those pages (``sc_tagsets`` rows, deduplicated) and
+   their link collections (``sc_links.path_id``, for the sections veto).
 3. **Merge**: :func:`structcrawl.analysis.uxclust.cluster_groups` (pure Python).
 4. **Members** (``--members``): one query per cluster, streamed
    (``stream_results``: a server-side cursor on PostgreSQL) straight into the
@@ -152,7 +153,7 @@ def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) ->
                          + ("" if conn.dialect.name == "sqlite" else " ON COMMIT DROP")))
     conn.execute(sa.text("INSERT INTO sc_kept (group_id) VALUES (:x)"), [{"x": x} for x in kept])
     rows = conn.execute(sa.text(
-        "SELECT s.group_id, s.rnk, u.url, p.tagset_id FROM ("
+        "SELECT s.group_id, s.rnk, u.url, p.tagset_id, s.page_id FROM ("
         " SELECT i.group_id, i.page_id, i.url_id, i.rnk,"
         "  ROW_NUMBER() OVER (PARTITION BY i.group_id ORDER BY i.rnk, i.page_id) AS rn"
         " FROM (SELECT group_id, page_id, url_id, (page_id * CAST(:a AS BIGINT) + :seed) % :p AS rnk"
@@ -167,13 +168,22 @@ def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) ->
         for tid, blob in conn.execute(sa.select(t.c.id, t.c.paths).where(
                 t.c.job_id == job, t.c.id.in_(tagset_ids[i:i + 500]))):
             tagsets[tid] = frozenset(unpack_tagset(blob))
+    # a sampled page's sections: the link collections (path ids) it shows, for the veto of
+    # structcrawl.analysis.uxclust.split_told_apart
+    page_ids = sorted({r[4] for r in rows})
+    sections: dict[int, set[int]] = {}
+    for i in range(0, len(page_ids), 500):
+        for page_id, path_id in conn.execute(sa.select(S.links.c.page_id, S.links.c.path_id).distinct().where(
+                S.links.c.job_id == job, S.links.c.page_id.in_(page_ids[i:i + 500]))):
+            sections.setdefault(page_id, set()).add(path_id)
     out: dict[int, list[SampledPage]] = {}
-    for group_id, rnk, url, tid in rows:
-        out.setdefault(group_id, []).append(SampledPage(int(rnk), url, tagsets[tid]))
+    for group_id, rnk, url, tid, page_id in rows:
+        out.setdefault(group_id, []).append(
+            SampledPage(int(rnk), url, tagsets[tid], frozenset(sections.get(page_id, ()))))
     return out
 
 
-def cluster_store(db: str, job: str | None = None, params: Parameters = Parameters(), group_by: str = "xpath",
+def cluster_store(db: str, job: str | None = None, params: Parameters = Parameters(), group_by: str = "path",
                   progress: Progress | None = None, members_to: Callable[[Any], None] | None = None
                   ) -> StoredClustering:
     """Run UXClust over job ``job`` of the store ``db``.
@@ -205,7 +215,8 @@ def cluster_store(db: str, job: str | None = None, params: Parameters = Paramete
                     unlinked = n
                 else:
                     sizes[group_id] = n
-            kept = sorted(x for x, n in sizes.items() if n >= params.cutoff)
+            cutoff = params.cutoff_for(sum(sizes.values()) + unlinked)
+            kept = sorted(x for x, n in sizes.items() if n >= cutoff)
             samples = _samples(conn, info.id, kept, params)
             table = GROUP_BY[group_by][1]
             text = table.c[GROUP_BY[group_by][2]]
@@ -295,7 +306,7 @@ def document(stored: StoredClustering, members: bool) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "job": stored.job,
         "site": {"start_url": stored.start_url},
-        "parameters": {"group_by": stored.group_by, "cutoff": p.cutoff, "samples": p.samples,
+        "parameters": {"group_by": stored.group_by, "cutoff": r.cutoff, "samples": p.samples,
                        "occurrence": p.occurrence, "similarity": p.similarity, "seed": p.seed},
         "pages": r.pages,
         "groups": r.groups,
