@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -121,7 +122,7 @@ def learning_curve(db: str, job: str, corpus: str, base: str) -> list[dict] | No
     return points
 
 
-def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
+def run_one(corpus: str, strategy: str, tmp: Path, log, settings: list[str] = ()) -> dict:
     root = corpora.ensure(corpus, log)
     pages = corpora.html_pages(corpus)
     truth = {p: corpora.label(corpus, p) for p in pages}
@@ -133,8 +134,9 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     try:
         t0 = time.monotonic()
         proc = structcrawl("crawl", base + corpora.CORPORA[corpus]["entry"], "--strategy", strategy,
-                           "--stop", "stable", "-o", str(model), "--db", db, "--job", name, "--fresh",
-                           "-L", "WARNING", capture_output=True, text=True)
+                           "--stop", "stable", "-o", str(model), "--db", db, "--job", name, "--fresh", "--members",
+                           "-L", "WARNING", *(a for kv in settings for a in ("-s", kv)),
+                           capture_output=True, text=True)
         wall = time.monotonic() - t0
         if proc.returncode != 0:
             raise SystemExit(f"crawl of {corpus} failed:\n{proc.stderr[-3000:]}")
@@ -154,6 +156,10 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
         rel = os.path.relpath(rec["input"], root).replace(os.sep, "/")
         assigned[rel] = rec.get("class")
     res = evaluate({p: assigned.get(p) for p in truth}, truth)
+    # classification agrees with the model's own membership (every member that is a file of the site)
+    members = {unquote(urlsplit(u).path).lstrip("/"): c["id"] for c in doc["classes"] for u in c["members"]}
+    shared = [p for p in members if p in assigned]
+    agree = sum(1 for p in shared if assigned[p] == members[p]) / max(1, len(shared))
     coarse_map = corpora.CORPORA[corpus].get("coarse")
     res_coarse = None
     if coarse_map:
@@ -179,7 +185,7 @@ def run_one(corpus: str, strategy: str, tmp: Path, log) -> dict:
     return dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched, wall=wall,
                 stop=doc["crawl"].get("stop_reason"), found=len(doc["classes"]),
                 truth=len(set(truth.values())), res=res, coarse=res_coarse, stubs=res_stubs,
-                q=(doc["history"][-1].get("q") if doc.get("history") else None))
+                q=(doc["history"][-1].get("q") if doc.get("history") else None), agree=agree)
 
 
 def run_baseline(corpus: str, log) -> list[dict]:
@@ -219,8 +225,8 @@ def run_baseline(corpus: str, log) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     head = ("| corpus | strategy | site pages | fetched | wall s | stop | F* | entropy | purity | ARI | "
-            "pair P | pair R | Q (crawl) | classes found / truth |")
-    lines = [head, "|" + "|".join("---" for _ in range(14)) + "|"]
+            "pair P | pair R | Q (crawl) | classes found / truth | classify = membership |")
+    lines = [head, "|" + "|".join("---" for _ in range(15)) + "|"]
     for r in rows:
         variants = ((r["corpus"], r["res"], r["truth"]),
                     (r["corpus"] + " (coarse)", r["coarse"], r["coarse"]["classes"] if r["coarse"] else 0),
@@ -233,7 +239,8 @@ def table(rows: list[dict]) -> str:
                 f"{r['fetched']:,} ({100 * r['fetched'] / r['site']:.1f} %) "
                 f"| {r['wall']:.1f} | {r['stop']} | {res['fstar']:.3f} | {res['entropy']:.3f} | {res['purity']:.3f} | "
                 f"{res['ari']:.3f} | {res['pair_precision']:.3f} | {res['pair_recall']:.3f} | "
-                f"{'—' if r['q'] is None else format(r['q'], '.3f')} | {r['found']} / {truth} |")
+                f"{'—' if r['q'] is None else format(r['q'], '.3f')} | {r['found']} / {truth} | "
+                f"{'—' if r.get('agree') is None else format(r['agree'], '.3f')} |")
     return "\n".join(lines)
 
 
@@ -245,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="strategy (repeatable; default both)")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the full breadth-first crawl + offline UXClust rows")
+    ap.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="Scrapy setting for the structure crawls (repeatable), e.g. CONCURRENT_REQUESTS=32")
     args = ap.parse_args(argv)
     import tempfile
 
@@ -254,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         for corpus in args.corpus or ["geos", "commons-math3", "ghc", "qtbase", "erlang"]:
             for strategy in args.strategy or ["densest", "sparsest"]:
                 log(f"== {corpus} / {strategy}")
-                r = run_one(corpus, strategy, Path(tmp), log)
+                r = run_one(corpus, strategy, Path(tmp), log, args.set)
                 log(f"   fetched {r['fetched']} of {r['site']}, {r['wall']:.1f} s, F* {r['res']['fstar']:.3f}")
                 rows.append(r)
             if not args.no_baseline:
