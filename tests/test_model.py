@@ -384,3 +384,30 @@ def test_a_single_page_s_own_paths_do_not_pull_it_to_a_small_class():
     # the newcomer shares the big class's schema plus five paths nobody else has
     d = m.update(Candidate([page("a99", "nav", "list", "own1", "own2", "own3", "own4", "own5")]))
     assert d.action == "merge" and d.class_id == m.page_class["a0"]
+
+
+def test_a_stub_page_whose_links_are_only_the_chrome_keeps_its_class():
+    """Stub pages ("No usage of X": navigation only) nest in every class; refinement's
+    nesting rule must not take them into the article pages, and classification puts a new
+    stub with the stubs."""
+    from structcrawl.core.refine import Refiner
+
+    chrome = [f"nav{i}" for i in range(6)]
+    frame = [f"html/body/div{i}" for i in range(10)]
+
+    def built(url, *paths, blocks=(), frame_size=10):
+        return Page(url, frozenset(paths), len(paths), frozenset(frame[:frame_size] + list(blocks)))
+
+    m = SiteModel()
+    m.update(Candidate([built(f"art{i}", *chrome, "uses", "body", blocks=["html/body/ul/li"]) for i in range(12)]))
+    # a stub lays out less of the frame: tag-path fingerprints 0.5 alike, so only nesting could merge it
+    m.update(Candidate([built(f"stub{i}", *chrome, blocks=["html/body/p"], frame_size=6) for i in range(8)]))
+    m.update(Candidate([built(f"tree{i}", *chrome, "tree", "body", blocks=["html/body/ul"]) for i in range(6)]))
+    assert len(m.classes) == 3
+    f = Frontier()
+    f.add_links(9, {"nav-use": [f"art{i}" for i in range(3)] + [f"stub{i}" for i in range(3)]})
+    for cid in m.classes:
+        f.collections[(9, "nav-use")].leads_to[cid] += 1
+    Refiner().refine(m, f, update=5)
+    assert m.page_class["stub0"] != m.page_class["art0"]
+    assert m.classify(frozenset(chrome), 6)[0] == m.page_class["stub0"]

@@ -39,9 +39,9 @@ def test_densest_first_stops_early_with_a_faithful_model(site, truth, features):
     explorer, score = crawl_and_score(site, truth, features, "densest")
     fetched = len(explorer.model.pages)
     assert explorer.stable and "predicted the class" in explorer.stability.reason
-    assert fetched <= 0.25 * len(truth), fetched
-    assert score["fstar"] >= 0.95, score
-    assert score["ari"] >= 0.90, score
+    assert fetched <= 0.10 * len(truth), fetched  # issue 13: the demo within 10 %
+    assert score["fstar"] >= 0.98, score
+    assert score["ari"] >= 0.95, score
     # every truth class with >= 20 pages is the majority of some model class
     found = set()
     for cls in explorer.model.classes.values():
@@ -54,8 +54,8 @@ def test_densest_first_stops_early_with_a_faithful_model(site, truth, features):
 def test_sparsest_first(site, truth, features):
     explorer, score = crawl_and_score(site, truth, features, "sparsest")
     assert explorer.stable
-    assert len(explorer.model.pages) <= 0.25 * len(truth)
-    assert score["fstar"] >= 0.90, score
+    assert len(explorer.model.pages) <= 0.10 * len(truth)
+    assert score["fstar"] >= 0.98, score
 
 
 def test_exhaust_models_every_page(site, truth):
