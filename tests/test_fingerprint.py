@@ -9,15 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structcrawl.analysis.fingerprint import (
-    UnionFind,
     fingerprint,
-    jaccard,
     merge_groups,
     refine_groups,
     sample,
     sample_rank,
     weighted_jaccard,
 )
+from structcrawl.core.unionfind import UnionFind, jaccard
 
 # --------------------------------------------------------------------------- #
 # fingerprint

@@ -28,27 +28,27 @@ import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TypeVar
+
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE, FINGERPRINT_SIMILARITY
+from structcrawl.core.unionfind import UnionFind, jaccard
 
 __all__ = [
     "fingerprint",
     "sample",
     "sample_rank",
-    "jaccard",
     "weighted_jaccard",
-    "UnionFind",
     "merge_groups",
     "refine_groups",
 ]
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
-H = TypeVar("H", bound=Hashable)
 
 #: Default parameters of UXClust §3.3.
 DEFAULT_SAMPLE_SIZE = 5
-DEFAULT_OCCURRENCE = 0.3
-DEFAULT_THRESHOLD = 0.8
+DEFAULT_OCCURRENCE = FINGERPRINT_OCCURRENCE
+DEFAULT_THRESHOLD = FINGERPRINT_SIMILARITY
 
 # Slack used only for *pruning* candidate pairs, so that floating-point
 # rounding can never prune a pair whose exact similarity reaches the threshold.
@@ -142,14 +142,6 @@ def sample(
 # --------------------------------------------------------------------------- #
 # Similarities
 # --------------------------------------------------------------------------- #
-def jaccard(a: frozenset[Any] | set[Any], b: frozenset[Any] | set[Any]) -> float:
-    """Jaccard's coefficient ``|a ∩ b| / |a ∪ b|``; 1.0 for two empty sets."""
-    if not a and not b:
-        return 1.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
-
-
 def weighted_jaccard(
     a: frozenset[str] | set[str],
     b: frozenset[str] | set[str],
@@ -167,97 +159,6 @@ def weighted_jaccard(
     if wu <= 0.0:
         return 1.0 if a == b else 0.0
     return wi / wu
-
-
-# --------------------------------------------------------------------------- #
-# Union-find
-# --------------------------------------------------------------------------- #
-class UnionFind(Generic[H]):
-    """Disjoint sets over hashable elements, with path compression and union by size.
-
-    Seed 002 §3.3 merges similar clusters "basically [with] the union-find
-    algorithm".  ``find`` and ``union`` run in amortised near-constant time
-    (inverse Ackermann).  Elements are added implicitly by ``find``/``union``
-    or explicitly by :meth:`add`.
-
-    Example:
-        >>> uf = UnionFind(["a", "b", "c", "d"])
-        >>> uf.union("a", "b"); uf.union("b", "c")
-        True
-        True
-        >>> uf.groups()
-        [['a', 'b', 'c'], ['d']]
-    """
-
-    __slots__ = ("_parent", "_size", "_order")
-
-    def __init__(self, elements: Iterable[H] = ()) -> None:
-        self._parent: dict[H, H] = {}
-        self._size: dict[H, int] = {}
-        self._order: dict[H, int] = {}  # insertion rank, for deterministic groups()
-        for e in elements:
-            self.add(e)
-
-    def add(self, x: H) -> None:
-        """Add ``x`` as a singleton set (no-op if already present)."""
-        if x not in self._parent:
-            self._parent[x] = x
-            self._size[x] = 1
-            self._order[x] = len(self._order)
-
-    def find(self, x: H) -> H:
-        """The representative of ``x``'s set (adds ``x`` if unseen)."""
-        parent = self._parent
-        if x not in parent:
-            self.add(x)
-            return x
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(self, a: H, b: H) -> bool:
-        """Merge the sets of ``a`` and ``b``; True if they were different sets."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        if self._size[ra] < self._size[rb] or (
-            self._size[ra] == self._size[rb] and self._order[rb] < self._order[ra]
-        ):
-            ra, rb = rb, ra
-        self._parent[rb] = ra
-        self._size[ra] += self._size[rb]
-        del self._size[rb]
-        return True
-
-    def connected(self, a: H, b: H) -> bool:
-        """True if ``a`` and ``b`` are in the same set."""
-        return self.find(a) == self.find(b)
-
-    def size(self, x: H) -> int:
-        """The size of ``x``'s set."""
-        return self._size[self.find(x)]
-
-    def groups(self) -> list[list[H]]:
-        """All sets, members in insertion order, sets ordered by their first-added member."""
-        out: dict[H, list[H]] = {}
-        for x in self._order:  # dicts keep insertion order
-            out.setdefault(self.find(x), []).append(x)
-        return list(out.values())
-
-    def __contains__(self, x: object) -> bool:
-        return x in self._parent
-
-    def __len__(self) -> int:
-        """Number of elements (not sets)."""
-        return len(self._parent)
-
-    @property
-    def n_groups(self) -> int:
-        """Number of disjoint sets."""
-        return len(self._size)
 
 
 # --------------------------------------------------------------------------- #

@@ -55,8 +55,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structcrawl.analysis.fingerprint import fingerprint, jaccard, merge_groups, sample_rank
-from structcrawl.core.model import told_apart
+from structcrawl.analysis.fingerprint import fingerprint, merge_groups, sample_rank
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE, FINGERPRINT_SIMILARITY, told_apart
+from structcrawl.core.unionfind import jaccard
 
 #: The cut-off as a share of the crawl (UXClust §3.3, Table 1): the paper drops groups under 100 pages on
 #: sites of 76,503 pages on average, and §4.5 (Fig. 10) warns that a cut-off too high for the site leaves no
@@ -91,8 +92,8 @@ class Parameters:
 
     cutoff: int | None = None  #: smallest unrefined cluster kept (pages); None: relative to the crawl's size
     samples: int = 10  #: pages sampled per cluster for its fingerprint
-    occurrence: float = 0.3  #: share of the samples a tag path needs to be in the fingerprint
-    similarity: float = 0.8  #: Jaccard of two fingerprints at which their clusters merge
+    occurrence: float = FINGERPRINT_OCCURRENCE  #: share of the samples a tag path needs to be in the fingerprint
+    similarity: float = FINGERPRINT_SIMILARITY  #: Jaccard of two fingerprints at which their clusters merge
     seed: int = 0  #: sampling seed
 
     def __post_init__(self) -> None:

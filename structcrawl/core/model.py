@@ -82,7 +82,10 @@ def _distance(schema: frozenset[str], class_schema: dict) -> float:
 #: Two page groups whose tag-path fingerprints are this similar (Jaccard) come
 #: from one template even when their link collections differ.
 TWIN_SIMILARITY = 0.95
+#: A tag path on this share of a class's pages is in its fingerprint (UXClust §3.3; §4.5 finds 0.2-0.3 best).
 FINGERPRINT_OCCURRENCE = 0.3
+#: Fingerprints this similar (Jaccard) are one template's (UXClust §3.3).
+FINGERPRINT_SIMILARITY = 0.8
 
 
 #: A path on at least this share of a group's pages is one of its sections (see ``told_apart``).

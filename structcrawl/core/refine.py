@@ -38,9 +38,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
-from structcrawl.analysis.fingerprint import UnionFind, jaccard
 from structcrawl.core.frontier import Frontier
-from structcrawl.core.model import TWIN_SIMILARITY, SiteModel, told_apart
+from structcrawl.core.model import (
+    FINGERPRINT_OCCURRENCE,
+    FINGERPRINT_SIMILARITY,
+    TWIN_SIMILARITY,
+    SiteModel,
+    told_apart,
+)
+from structcrawl.core.unionfind import UnionFind, jaccard
 
 #: A path on at least this share of a class's members is one of its core sections.
 CORE_SHARE = 0.5
@@ -75,7 +81,8 @@ class Merge:
 
 
 class Refiner:
-    def __init__(self, similarity: float = 0.8, occurrence: float = 0.3, support: int = 10,
+    def __init__(self, similarity: float = FINGERPRINT_SIMILARITY, occurrence: float = FINGERPRINT_OCCURRENCE,
+                 support: int = 10,
                  share: float = 0.9, min_members: int = 2) -> None:
         self.similarity = similarity
         self.occurrence = occurrence
