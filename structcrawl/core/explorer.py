@@ -64,6 +64,25 @@ class Scope:
 
 
 class Explorer:
+    """The Compute-Model loop, one batch at a time; the caller fetches.
+
+    The contract with whoever fetches (the spider, ``run_offline``, a resume):
+
+    * ``next_batch()`` -> Batch | None: the next URLs to fetch (the seed first);
+      None when the frontier is empty.  Batches may be fetched in any order
+      and concurrency, but must be completed in the order they were handed out.
+    * ``complete(batch, pages, failed)`` -> StepReport: the model step for the
+      pages fetched for ``batch`` (features; failures just missing, their URLs
+      in ``failed``): candidate selection, model update, links into the
+      frontier, refinement when due, a prediction check every ``check_pages``
+      pages.  Sets ``stable`` when the stop rule fires.
+    * ``redirected(requested, final)``: before ``complete``, for each redirect.
+    * ``replay(batch, pages, failed)``: re-run a stored completed batch; the
+      step is deterministic, so replaying a crawl's batches in order rebuilds
+      its model, frontier and stop-rule state exactly (resume).
+    * ``classify(features)`` -> (class id | None, bits): a page against the model.
+    """
+
     def __init__(
         self,
         start_url: str,

@@ -67,6 +67,21 @@ class Batch:
 
 
 class Frontier:
+    """A priority queue of link collections (see the module docstring for the tiers).
+
+    * ``seed(url)`` -> Batch: the start URL, once.
+    * ``add_links(source_class, collections)``: links of one modelled page.
+    * ``pop(class_size)`` -> Batch | None: up to ``batch_size`` URLs of the top
+      collection (``probe_size`` for one never tried), never a URL handed out
+      before; None when nothing is pending.
+    * ``record(key, classes, duplicates, failures)`` -> bool: where a popped
+      batch's pages went; True when the collection turned out a trap (emptied).
+    * ``merge_classes(keep, gone)``, ``rebuild(pages, page_class, aliases)``:
+      follow the model when refinement merges classes or re-clustering redraws them.
+    * ``mark_issued(urls)``, ``take(batch)``: URLs fetched by other means, a
+      replayed batch.
+    """
+
     def __init__(self, strategy: str = "densest", batch_size: int = 10,
                  saturation_support: int = 10, saturation_share: float = 0.9, trap_pages: int = 10,
                  probe_size: int = 5) -> None:

@@ -81,6 +81,15 @@ class Merge:
 
 
 class Refiner:
+    """Merges classes that are one template split over several classes.
+
+    * ``pairs(model, frontier)`` -> [(a, b, similarity)]: the class pairs the
+      rules of the module docstring approve, a < b.
+    * ``refine(model, frontier, update)`` -> [Merge]: merges every approved pair
+      transitively (union-find), in the model and the frontier; the oldest class
+      id is kept.  Deterministic: a replayed crawl refines the same way.
+    """
+
     def __init__(self, similarity: float = FINGERPRINT_SIMILARITY, occurrence: float = FINGERPRINT_OCCURRENCE,
                  support: int = 10,
                  share: float = 0.9, min_members: int = 2) -> None:

@@ -40,6 +40,14 @@ class Check:
 
 
 class StabilityRule:
+    """When the model is stable enough to stop.
+
+    * ``observe(check)`` -> bool: record one check (the explorer makes one every
+      ``check_pages`` new pages); True once ``window`` checks in a row held
+      (``held``) and no collection is left untried; ``reason`` then says why.
+    * ``quiet_checks``: checks in a row that held so far (the progress line).
+    """
+
     def __init__(self, window: int = 3, epsilon: float = 0.05, min_pages: int = 0) -> None:
         self.window = window
         self.epsilon = epsilon
