@@ -2,11 +2,11 @@
 
 Crescenzi et al. §4.4 find the empty-queue end "too pessimistic": the model
 reaches its final shape long before.  A model has its final shape when it
-keeps being right about new pages.  At every re-clustering (``recluster``)
-the explorer asks the model of the previous check which class each page
-fetched since would go to, before those pages are modelled, and compares with
-where the re-clustering put them; it also counts the earlier pages that
-changed class.  ``StabilityRule`` fires when ``window`` checks in a row
+keeps being right about new pages.  Every ``check_pages`` new pages the
+explorer asks the model of the previous check which class each page modelled
+since would go to, and compares with the class the model update (or, with
+``recluster``, the re-clustering) put it in; it also counts the earlier pages
+that changed class.  ``StabilityRule`` fires when ``window`` checks in a row
 predicted all but ``epsilon`` of their new pages and moved at most
 ``epsilon`` of the older ones, and no link collection is left untried at
 that moment: a region the crawl never entered may hold a type no prediction
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Check:
-    """One re-clustering as the stability rule sees it."""
+    """One check of the predictions (every ``check_pages`` new pages) as the stability rule sees it."""
 
     pages: int  #: pages modelled
     new: int  #: pages modelled since the previous check
