@@ -111,7 +111,9 @@ class Explorer:
         #: re-cluster every modelled page at each check (``structcrawl.core.recluster``)
         self.recluster = recluster
         self.order: list[str] = []  #: modelled pages, in modelling order
-        self._checked: tuple[SiteModel, int] | None = None  #: the model at the last check, pages then
+        #: modelled page -> the class the model predicted for it on arrival, before it was modelled
+        self.predicted: dict[str, int | None] = {}
+        self._checked: tuple[dict[str, int], int] = ({}, 0)  #: classes at the last check, pages then
         self.merges: list[Merge] = []
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
@@ -158,7 +160,11 @@ class Explorer:
         speller = self.model.speller
         for f in fresh:
             speller.observe(f.collections)
-        selection = select_candidates([self._page(f.url, f.collections, f.tag_paths) for f in fresh], self.dt)
+        arrived = [self._page(f.url, f.collections, f.tag_paths) for f in fresh]
+        if self.model.classes:
+            for page in arrived:
+                self.predicted[page.url] = self.model.classify(page.schema, page.url_count)[0]
+        selection = select_candidates(arrived, self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
         for decision, cand in zip(decisions, selection.candidates):
@@ -177,9 +183,8 @@ class Explorer:
         if self.refiner and self.updates % self.refine_every == 0 and self._refine_due():
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
             self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
-        checked_pages = self._checked[1] if self._checked else 0
-        if fresh and len(self.model.pages) - checked_pages >= self.check_pages:
-            self.rebuild()
+        if fresh and len(self.model.pages) - self._checked[1] >= self.check_pages:
+            self.check()
         self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
                                           round(self.model.mdl, 4), self.frontier.pending_urls()))
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
@@ -188,38 +193,38 @@ class Explorer:
         schema, url_count = self.model.spelled(collections)
         return Page(url, schema, url_count, tag_paths)
 
-    def rebuild(self) -> None:
-        """Check the previous check's model's predictions of the pages modelled since;
-        with ``recluster``, first re-cluster every modelled page, rebuild the frontier on
-        the new classes and spelling, and refine."""
-        model = self.model
-        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
-        previous = dict(model.page_class)
-        checked, checked_pages = self._checked or (None, 0)
-        predictions = {}
-        if checked is not None:
-            for page in pages[checked_pages:]:
-                predictions[page.url] = checked.classify(page.schema, page.url_count)[0]
-        before = dict(checked.page_class) if checked is not None else {}
+    def check(self) -> None:
+        """Score the predictions made for the pages modelled since the last check (each
+        classified by the model as it stood when the page arrived) and count the earlier
+        pages that changed class since; feed the stop rule.  With ``recluster``, every
+        modelled page is first clustered again (``structcrawl.core.recluster``) and the
+        frontier rebuilt on the new classes and spelling.  O(pages modelled) per check in
+        dict lookups; the re-clustering is O(pages × classes)."""
         if self.recluster:
-            self.model = recluster(pages, model.costs, self.dt, previous, model._next_id, model.speller)
-            speller = self.model.speller
-            self.frontier.rebuild(((self.model.page_class[u], self._in_scope(speller.collections(self.links[u])))
-                                   for u in self.order), self.model.page_class, self.aliases)
-            if self.refiner:
-                self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
-                self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
+            self._recluster()
+        before, checked_pages = self._checked
         now = self.model.page_class
-        if checked is not None:
+        new = self.order[checked_pages:]
+        if before:
             check = Check(
-                pages=len(now), new=len(predictions),
-                predicted=sum(1 for u, c in predictions.items() if c is not None and now[u] == c),
+                pages=len(now), new=len(new),
+                predicted=sum(1 for u in new if self.predicted.get(u) is not None and now[u] == self.predicted[u]),
                 earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
                 classes=len(self.model.classes), untried=self.frontier.untried(self._class_size))
             if self.stability.observe(check):
                 self.stable = True
-        self._checked = (SiteModel.from_assignment(self.model.pages.values(), now, self.model.costs,
-                                                   self.model.speller), len(now))
+        self._checked = (dict(now), len(now))
+
+    def _recluster(self) -> None:
+        model = self.model
+        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
+        self.model = recluster(pages, model.costs, self.dt, dict(model.page_class), model._next_id, model.speller)
+        speller = self.model.speller
+        self.frontier.rebuild(((self.model.page_class[u], self._in_scope(speller.collections(self.links[u])))
+                               for u in self.order), self.model.page_class, self.aliases)
+        if self.refiner:
+            self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
+            self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
 
     def _refine_due(self) -> bool:
         """Refine when classes appeared since the last time, or the model grew by half:

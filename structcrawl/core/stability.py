@@ -2,11 +2,12 @@
 
 Crescenzi et al. §4.4 find the empty-queue end "too pessimistic": the model
 reaches its final shape long before.  A model has its final shape when it
-keeps being right about new pages.  Every ``check_pages`` new pages the
-explorer asks the model of the previous check which class each page modelled
-since would go to, and compares with the class the model update (or, with
-``recluster``, the re-clustering) put it in; it also counts the earlier pages
-that changed class.  ``StabilityRule`` fires when ``window`` checks in a row
+keeps being right about new pages.  Each page is classified on arrival by
+the model as it stands, before it is modelled (a prequential test); every
+``check_pages`` new pages the explorer compares those predictions with the
+classes the model update (or, with ``recluster``, the re-clustering) put the
+pages in, and counts the earlier pages that changed class since the last
+check.  ``StabilityRule`` fires when ``window`` checks in a row
 predicted all but ``epsilon`` of their new pages and moved at most
 ``epsilon`` of the older ones, and no link collection is left untried at
 that moment: a region the crawl never entered may hold a type no prediction
