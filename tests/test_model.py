@@ -358,15 +358,6 @@ def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
     assert Refiner().refine(m4, f3, update=5) == []  # Jaccard 0.8
 
 
-def test_class_page_bits_are_presence_entropy_plus_urls():
-    m = SiteModel()
-    m.update(Candidate([page("a", "nav", "opt", urls=2), page("b", "nav", "opt", urls=2),
-                        page("c", "nav", urls=2), page("d", "nav", urls=2)]))
-    # nav on 4 of 4: 0 bits; opt on 2 of 4: H(1/2) = 1 bit; 8 URLs over 4 members
-    assert m.classes[0].page_bits(COSTS) == pytest.approx(1 + 2)
-    assert m.class_bits() == {0: (4, pytest.approx(3.0))}
-
-
 def test_a_veto_against_the_cheapest_class_leaves_the_next_cheapest():
     """A page told apart from the cheapest class is tried against the next one, not made a class."""
     m = SiteModel()

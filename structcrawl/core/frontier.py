@@ -254,6 +254,3 @@ class Frontier:
         navigation tree), and a site has as many of them as it has pages."""
         return sum(1 for c in self.collections.values()
                    if not c.tried and c.pages >= min(2, class_size(c.source)) and self._pending(c))
-
-    def pending_collections(self) -> int:
-        return sum(1 for c in self.collections.values() if self._pending(c))

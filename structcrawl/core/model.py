@@ -118,7 +118,6 @@ class PageClass:
     url_total: int = 0  #: Σ URLs over members
     tag_counts: Counter = field(default_factory=Counter)  #: tag path -> members having it
     _absent: tuple[int, float] = (-1, 0.0)  #: (size, Σ absent-path bits) cache of ``absent_bits``
-    _entropy: tuple[int, float] = (-1, 0.0)  #: (size, bits) cache of ``page_bits``
 
     @property
     def size(self) -> int:
@@ -143,18 +142,6 @@ class PageClass:
 
     def model_bits(self, costs: Costs) -> float:
         return costs.c_p * len(self.path_counts)
-
-    def page_bits(self, costs: Costs) -> float:
-        """Bits per member of the class's data: the empirical entropy of each path's
-        presence, Σ H(k/n), plus the URLs (c_u each).  Unlike the §3.2 per-page cost it
-        does not grow with every rare path the class meets (a path on 1 of n members
-        adds H(1/n) ≈ log2(n)/n bits), so it settles once the class has its shape:
-        what the stability rule watches.  Cached until the class changes."""
-        n = self.size
-        if self._entropy[0] != n:
-            self._entropy = (n, -math.fsum(q * math.log2(q) + (1 - q) * math.log2(1 - q)
-                                           for q in (k / n for k in self.path_counts.values() if k < n)))
-        return self._entropy[1] + costs.c_u * self.url_total / max(1, n)
 
     def absent_bits(self) -> float:
         """Bits a page having none of the class's paths pays for their absence (adaptive
@@ -307,10 +294,6 @@ class SiteModel:
         evidence = [j for p, j in cand.path_counts.items() if j > 1 or p in self.known_paths]
         bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(evidence)
         return bits + math.fsum(kt_bits(j, m) for j in evidence)
-
-    def class_bits(self) -> dict[int, tuple[int, float]]:
-        """Class id -> (members, ``page_bits``): the model as the stability rule sees it."""
-        return {cid: (cls.size, cls.page_bits(self.costs)) for cid, cls in self.classes.items()}
 
     # -- updates -------------------------------------------------------------
     def update(self, cand: Candidate, dt: float = 0.0) -> Decision:
