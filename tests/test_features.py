@@ -155,3 +155,12 @@ def test_ids_spelled_from_content_become_a_wildcard():
     f = extract(html, "http://t.test/")
     assert sorted(f.schema) == ["html/body/div#*/a", "html/body/div#main_col/a", "html/body/div#nav-path/a",
                                 "html/body/map#*/area"]
+
+
+def test_a_tag_name_holding_a_dot_does_not_read_as_a_class():
+    """libxml2 reads ``<href="../up">`` as a tag; its "." would split the path step."""
+    f = extract('<html><body><href="../up"><a href="/">x</a></body></html>', "http://s.test/p")
+    (link,) = f.links
+    step = link.path.split("/")[2]
+    assert "." not in step, link.path
+    assert link.xpath.split("/")[3].split("[")[0] == step

@@ -52,8 +52,10 @@ _LINK_TAGS = ("a", "area")
 # (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
 # evaluate, so such elements are renamed (bad characters -> ``_``) before paths are taken.
 # ASCII only: Python's \w takes "¹" (a latin-1 byte read as a tag), XPath's NameChar does not.
-_XPATH_NAME = re.compile(r"[^\W\d][\w.\-]*\Z", re.ASCII)
-_BAD_NAME_CHARS = re.compile(r"[^\w.\-]", re.ASCII)
+# No "." either, though XPath allows it: a path step spells its classes after a "."
+# (``<href="../up">`` is a tag ``href="../up"`` to libxml2).
+_XPATH_NAME = re.compile(r"[^\W\d][\w\-]*\Z", re.ASCII)
+_BAD_NAME_CHARS = re.compile(r"[^\w\-]", re.ASCII)
 _TAGS_OK: set[str] = set()
 
 
