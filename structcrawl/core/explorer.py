@@ -20,6 +20,7 @@ from structcrawl.core.frontier import Batch, Frontier
 from structcrawl.core.model import Costs, Decision, Page, SiteModel
 from structcrawl.core.recluster import recluster
 from structcrawl.core.refine import Merge, Refiner
+from structcrawl.core.split import split_told_apart
 from structcrawl.core.stability import Check, StabilityRule
 from structcrawl.core.urls import normalize_url
 
@@ -202,6 +203,7 @@ class Explorer:
         dict lookups; the re-clustering is O(pages × classes)."""
         if self.recluster:
             self._recluster()
+        self._split()
         before, checked_pages = self._checked
         now = self.model.page_class
         new = self.order[checked_pages:]
@@ -214,6 +216,24 @@ class Explorer:
             if self.stability.observe(check):
                 self.stable = True
         self._checked = (dict(now), len(now))
+
+    def _split(self) -> None:
+        """Split off the members each class holds that ``told_apart`` would have refused to
+        merge (``structcrawl.core.split``); the frontier follows the new classes."""
+        assignment = split_told_apart(self.model)
+        if assignment is None:
+            return
+        model = self.model
+        pages = [model.pages[u] for u in self.order]
+        self.model = SiteModel.from_assignment(pages, assignment, model.costs, model.speller)
+        self.model._next_id = max(self.model._next_id, model._next_id)
+        moved: dict[tuple[int, int], list[str]] = {}
+        for url in self.order:
+            if assignment[url] != model.page_class[url]:
+                moved.setdefault((model.page_class[url], assignment[url]), []).append(url)
+        spell = self.model.speller.collections
+        for (old, new), urls in sorted(moved.items()):
+            self.frontier.split_class(old, new, (self._in_scope(spell(self.links[u])) for u in urls))
 
     def _recluster(self) -> None:
         model = self.model

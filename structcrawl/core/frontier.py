@@ -170,6 +170,23 @@ class Frontier:
                 coll.leads_to[keep] += coll.leads_to.pop(gone)
         self._class_links[keep] += self._class_links.pop(gone, 0)
 
+    def split_class(self, old: int, new: int, pages: Iterable[dict[str, Iterable[str]]]) -> None:
+        """Pages of class ``old`` (their collections each) now form class ``new``: their
+        collections become ``new``'s.  What a path of ``old`` was learnt to lead to — tried,
+        the classes it led to, its copies and failures — holds for the same path of ``new``:
+        the links are the same, only the class of the pages they sit on changed."""
+        for collections in pages:
+            for path in collections:
+                before = self.collections.get((old, path))
+                if before is not None:
+                    before.pages -= 1
+                if (new, path) not in self.collections and before is not None:
+                    self.collections[(new, path)] = Collection(
+                        new, path, self._seq, tried=before.tried, leads_to=Counter(before.leads_to),
+                        fetched=before.fetched, duplicates=before.duplicates, trap=before.trap)
+                    self._seq += 1
+            self.add_links(new, collections)
+
     # -- popping -------------------------------------------------------------
     def saturated(self, coll: Collection) -> bool:
         total = sum(coll.leads_to.values())
