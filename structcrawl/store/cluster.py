@@ -44,6 +44,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import IO, Any, Protocol
 
 import numpy as np
@@ -374,14 +375,23 @@ class StoredShingles:
     seconds: dict[str, float]
 
 
-def _pages(conn: Connection, job: int) -> tuple[np.ndarray, np.ndarray]:
-    """(page ids, tag-path set ids) of the job's pages, one per URL (its first fetch), by page id."""
-    rows = conn.execute(sa.text("SELECT id, url_id, tagset_id FROM sc_pages WHERE job_id = :job ORDER BY id"),
-                        {"job": job}).all()
-    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+def _pages(conn: Connection, job: int, with_urls: bool) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
+    """(page ids, tag-path set ids, URLs or None) of the job's pages, one per URL (its first fetch), by page id:
+    one pass over ``sc_pages`` (joined to ``sc_urls`` when the URLs are wanted)."""
+    columns = "p.id, p.url_id, p.tagset_id" + (", u.url" if with_urls else "")
+    join = "JOIN sc_urls u ON u.job_id = p.job_id AND u.id = p.url_id " if with_urls else ""
+    result = conn.execute(sa.text(f"SELECT {columns} FROM sc_pages p {join}WHERE p.job_id = :job ORDER BY p.id"),
+                          {"job": job})
+    numbers: list[int] = []
+    urls: list[str] | None = [] if with_urls else None
+    for part in result.partitions(CHUNK):
+        numbers.extend(chain.from_iterable(r[:3] for r in part))
+        if urls is not None:
+            urls.extend(r[3] for r in part)
+    table = np.array(numbers, dtype=np.int64).reshape(-1, 3)
     _, first = np.unique(table[:, 1], return_index=True)  # rows are by id: the first fetch of each URL
     first.sort()
-    return table[first, 0], table[first, 2]
+    return table[first, 0], table[first, 2], None if urls is None else [urls[k] for k in first.tolist()]
 
 
 def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = None, samples: int = 10,
@@ -410,7 +420,7 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
             info = find_job(conn, url, job)
             t0 = time.perf_counter()
             progress.stage("pages")
-            page_ids, tagset_of = _pages(conn, info.id)
+            page_ids, tagset_of, page_urls = _pages(conn, info.id, members)
             set_ids, set_index = np.unique(tagset_of, return_inverse=True)
             sets: dict[int, frozenset[str]] = {}
             for i in range(0, len(set_ids), 500):
@@ -435,36 +445,28 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
             sorted_clusters = page_cluster[order]
             starts = np.searchsorted(sorted_clusters, np.arange(1, len(result.clusters) + 1))
             picked = {c.id: order[starts[c.id - 1]:starts[c.id - 1] + min(samples, c.size)] for c in result.clusters}
-            wanted = sorted({int(page_ids[k]) for ks in picked.values() for k in ks})
-            url_of: dict[int, str] = {}
-            for i in range(0, len(wanted), 500):
-                url_of.update(conn.execute(sa.text(
-                    "SELECT p.id, u.url FROM sc_pages p JOIN sc_urls u ON u.job_id = p.job_id AND u.id = p.url_id "
-                    f"WHERE p.job_id = :job AND p.id IN ({', '.join(map(str, wanted[i:i + 500]))})"),
-                    {"job": info.id}).all())
-            sample_urls = {c: [url_of[int(page_ids[k])] for k in ks] for c, ks in picked.items()}
+            if page_urls is None:
+                wanted = sorted({int(page_ids[k]) for ks in picked.values() for k in ks})
+                url_of: dict[int, str] = {}
+                for i in range(0, len(wanted), 500):
+                    ids = ", ".join(map(str, wanted[i:i + 500]))
+                    url_of.update(conn.execute(sa.text(
+                        "SELECT p.id, u.url FROM sc_pages p JOIN sc_urls u ON u.job_id = p.job_id "
+                        f"AND u.id = p.url_id WHERE p.job_id = :job AND p.id IN ({ids})"), {"job": info.id}).all())
+                sample_urls = {c: [url_of[int(page_ids[k])] for k in ks] for c, ks in picked.items()}
+            else:
+                sample_urls = {c: [page_urls[k] for k in ks.tolist()] for c, ks in picked.items()}
             fingerprints = {c: fingerprint((sets[int(tagset_of[k])] for k in ks), occurrence)
                             for c, ks in picked.items()}
             seconds["samples"] = time.perf_counter() - t0
 
             lists: dict[int, list[str]] | None = None
-            if members:
+            if page_urls is not None:
                 t0 = time.perf_counter()
-                progress.stage("reading members")
-                cluster_by_id = np.full(int(page_ids.max()) + 1 if len(page_ids) else 0, -1, dtype=np.int64)
-                cluster_by_id[page_ids] = page_cluster
+                progress.stage("sorting members")
                 lists = {c: [] for c in range(len(result.clusters) + 1)}
-                result_rows = conn.execution_options(stream_results=True, max_row_buffer=CHUNK).execute(sa.text(
-                    "SELECT p.id, u.url FROM sc_pages p JOIN sc_urls u ON u.job_id = p.job_id AND u.id = p.url_id "
-                    "WHERE p.job_id = :job"), {"job": info.id})
-                done = 0
-                for partition in result_rows.partitions(CHUNK):
-                    ids = np.fromiter((r[0] for r in partition), dtype=np.int64, count=len(partition))
-                    for c, (_, u) in zip(cluster_by_id[ids].tolist(), partition):
-                        if c >= 0:  # -1: a second fetch of a URL
-                            lists[c].append(u)
-                    done += len(partition)
-                    progress.advance(done, len(page_ids))
+                for c, u in zip(page_cluster.tolist(), page_urls):
+                    lists[c].append(u)
                 for urls in lists.values():
                     urls.sort()
                 seconds["members"] = time.perf_counter() - t0
