@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--group-by and --similarity do not apply)",
     )
     p.add_argument("--shingle", type=int, metavar="N",
-                   help="with --method shingles: sorted tag paths per shingle (default 3: "
+                   help="with --method shingles: sorted tag paths per shingle (default 1: "
                    "structcrawl.analysis.shingles.SHINGLE_PATHS)")
     p.add_argument(
         "--group-by",
