@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import helpers
+from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import PROJECT, serving
 from structcrawl.analysis.metrics import evaluate
 from structcrawl.analysis.shingles import (
@@ -24,6 +25,7 @@ from structcrawl.analysis.shingles import (
     signatures,
 )
 from structcrawl.demo.site import DemoSite
+from synthetic_store import fill
 
 structcrawl = partial(helpers.structcrawl, cwd=PROJECT)
 
@@ -184,3 +186,16 @@ def test_cluster_cli_shingles_bad_input(small_crawl):
     helpers.assert_one_error(res, "--shingle must be >= 1")
     res = structcrawl("cluster", "--db", db, "--method", "shingles", "--job", "nope", "-o", str(tmp / "x.json"))
     helpers.assert_one_error(res, "no job 'nope'")
+
+
+def test_cluster_cli_shingles_same_on_sqlite_and_postgresql(tmp_path, pg_url):
+    """The same synthetic crawl in both backends: the same clusters document, members included."""
+    docs = []
+    for db in (f"sqlite:///{tmp_path / 'syn.db'}", pg_url):
+        fill(db, 2500, base_pages=1200)
+        res = structcrawl("cluster", "--db", db, "--method", "shingles", "--shingle", "3", "--members", "-q",
+                          "-o", "-")
+        assert res.returncode == 0, res.stderr[-3000:]
+        docs.append(json.loads(res.stdout))
+    assert docs[0] == docs[1]
+    assert docs[0]["pages"] == 2500 and len(docs[0]["classes"]) > 1
