@@ -13,8 +13,8 @@ Gulhane et al., *Web-scale information extraction with Vertex* (ICDE 2011),
    the paper's window.  Measured over four hash seeds (docs/benchmarks.md,
    "Shingles vs UXClust"), windows of 3 suit the demo shop (mean F* 0.85 vs
    0.63: one path per shingle lets the skeleton all its templates share
-   decide) and hurt every documentation corpus (0.40–0.74 vs 0.63–0.78), so
-   the default is the plain tag path.
+   decide) and geos (0.74 vs 0.63) but hurt the four other documentation
+   corpora (0.40–0.67 vs 0.68–0.78), so the default is the plain tag path.
 2. **Signature**: 8 values, ``v[i]`` from hash function ``h_i`` minimised over
    the shingles.  The paper's ``h_i`` map a shingle to one byte and take the
    minimum byte; on a page of hundreds of shingles that minimum is 0 for most
@@ -33,8 +33,8 @@ Gulhane et al., *Web-scale information extraction with Vertex* (ICDE 2011),
    vectors whose count is under the cut-off are deleted.  Third pass: each page
    goes to the covering masked vector of largest count that is left, or is
    unclustered.  Ties go to the more specific vector (fewer wild cards, then
-   wild cards further right), and signatures of equal count are taken by
-   value: the result does not depend on input order.
+   wild cards at lower positions), and signatures of equal count are taken
+   by value: the result does not depend on input order.
 
 The work is per *distinct* tag-path set (the store shares one row among the
 pages of a template) and per distinct signature; pages only cost an array
