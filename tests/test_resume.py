@@ -16,9 +16,12 @@ import json
 import random
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,8 +30,11 @@ import sqlalchemy as sa
 import helpers
 from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo
+from structcrawl.core.features import extract
+from structcrawl.core.frontier import Batch
+from structcrawl.crawling.ledger import BatchLedger
 from structcrawl.demo.site import DemoSite
-from structcrawl.store import CrawlStore
+from structcrawl.store import CrawlStore, StoreError
 from structcrawl.store import schema as S
 
 DEADLINE = 120.0
@@ -176,6 +182,181 @@ def test_sigkill_and_resume_repeatedly(db_url, demo, reference, tmp_path):
     assert partition(model) == partition(reference)
     info = job_info(db_url)
     assert info.status == "finished" and info.lock_token is None and info.runs == 4
+
+
+# ---------------------------------------------------------------------------
+# a redirect and a link to one page in two batches, a kill between their commits
+# ---------------------------------------------------------------------------
+
+RACE_HOME = """<html><head><title>home</title></head><body>
+<div id="first"><ul><li><a href="/r">short link</a></li><li><a href="/x">x</a></li>
+<li><a href="/y">y</a></li></ul></div>
+<div id="second"><ol><li><a href="/t">target</a></li><li><a href="/slow">slow</a></li></ol></div>
+</body></html>"""
+#: the leaf pages differ in one element: pages alike in links and tag paths are copies (aliases), not pages
+RACE_PAGE = """<html><head><title>{name}</title></head><body><h1>{name}</h1><{tag}><a href="/">home</a></{tag}>
+</body></html>"""
+RACE_TAGS = {"/t": "section", "/slow": "aside", "/x": "article", "/y": "nav"}
+
+
+@contextmanager
+def race_site():
+    """``/`` links ``/r`` (301 to ``/t``), ``/x`` and ``/y`` in one collection (popped first: the
+    larger), ``/t`` and ``/slow`` in another.
+
+    ``/r`` answers only once ``/t`` has been served, so the redirect to ``/t`` is
+    the request the dupefilter drops although its batch was popped first;
+    ``/slow`` answers only when ``release`` is set, so the batch that fetched
+    ``/t`` is still in flight when the test kills the crawl.
+    """
+    served_t, release = threading.Event(), threading.Event()
+    log: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def _send(self, status: int, body: str = "", **headers: str) -> None:
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except ConnectionError:  # /slow, answered after the kill
+                pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            log.append(self.path)
+            if self.path == "/robots.txt":
+                self._send(200, "User-agent: *\nDisallow:\n")
+            elif self.path == "/":
+                self._send(200, RACE_HOME)
+            elif self.path == "/r":
+                served_t.wait(DEADLINE)
+                self._send(301, Location="/t")
+            elif self.path in RACE_TAGS:
+                if self.path == "/slow":
+                    release.wait(DEADLINE)
+                self._send(200, RACE_PAGE.format(name=self.path[1:], tag=RACE_TAGS[self.path]))
+                if self.path == "/t":
+                    served_t.set()
+            else:
+                self._send(404, "not found")
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/", log, release
+    finally:
+        release.set()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_dropped_redirect_takes_the_page_of_a_later_batch(tmp_path):
+    """The dupefilter drops the redirect of the earlier batch: the page goes into that batch's
+    commit, or a kill before the later batch's commit loses it (the resume takes it as fetched)."""
+    db = f"sqlite:///{tmp_path / 'race.db'}"
+    out = tmp_path / "model.json"
+    with race_site() as (url, log, release):
+        cmd = [SCRAPY, "crawl", "structure", "-a", f"start_url={url}", "-a", "job=race", "-a", "stop=exhaust",
+               "-a", "members=true", "-s", f"STRUCTCRAWL_DB={db}", "-s", f"STRUCTCRAWL_MODEL_OUT={out}", *QUIET]
+        proc, _err = start(cmd, tmp_path, "first")
+
+        def batches() -> dict[str, tuple[int, str]]:
+            if not (tmp_path / "race.db").exists():
+                return {}
+            try:
+                store = CrawlStore(db, create=False)
+            except StoreError:  # the crawl has not made its tables yet
+                return {}
+            try:
+                with store.engine.connect() as conn:
+                    rows = conn.execute(sa.select(S.batches.c.seq, S.batches.c.urls, S.batches.c.state)).all()
+            finally:
+                store.dispose()
+            return {u[len(url) - 1:]: (seq, state) for seq, urls, state in rows for u in urls}
+
+        try:
+            wait_for(lambda: batches().get("/r", (0, ""))[1] == "completed", "the batch of /r committed", proc)
+            seen = batches()
+            assert seen["/r"][0] < seen["/t"][0] and seen["/t"][1] == "issued"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        release.set()
+        store = CrawlStore(db, create=False)
+        try:
+            with store.engine.connect() as conn:
+                p, u = S.pages, S.urls
+                stored = conn.execute(sa.select(u.c.url, p.c.batch_seq).join(
+                    p, sa.and_(u.c.job_id == p.c.job_id, u.c.id == p.c.url_id))).all()
+        finally:
+            store.dispose()
+        assert (url + "t", seen["/r"][0]) in stored
+        res = run(cmd)
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert "Resuming job 'race'" in res.stderr
+    model = json.loads(out.read_text(encoding="utf-8"))
+    assert {m for c in model["classes"] for m in c["members"]} == {url + p for p in ("", "t", "slow", "x", "y")}
+    assert log.count("/t") == 1
+
+
+def _ledger_with(*batches: tuple[str, ...]) -> tuple[BatchLedger, list]:
+    ledger = BatchLedger()
+    states = []
+    for seq, urls in enumerate(batches):
+        state = ledger.open(seq, Batch(None, urls))
+        for u in urls:
+            ledger.requesting(state, u, u)
+        states.append(state)
+    return ledger, states
+
+
+def _page(url: str):
+    return extract(b"<html><body><p>x</p></body></html>", url)
+
+
+def test_ledger_gives_a_page_to_the_earliest_batch_asking_for_it():
+    # /r of batch 0 redirects to /t, fetched by batch 1: batch 0 waits, then holds the page
+    ledger, (a, b) = _ledger_with(("/r",), ("/t",))
+    ledger.requesting(a, "/r", "/t")  # no-op: batch 1 went to /t first
+    ledger.duplicate(a, "/r", "/t")
+    assert a.outstanding == {"/r"}
+    ledger.page(b, "/t", _page("/t"), 200, 0.0)
+    assert ledger.outstanding == 0 and a.pages["/r"].url == "/t" and a.redirects["/r"] == "/t" and not b.pages
+    assert ledger.next_due() is a and ledger.next_due() is b
+
+    # the page came first: it moves at the drop; a failure moves the same way
+    ledger, (a, b) = _ledger_with(("/r", "/q"), ("/t", "/u"))
+    ledger.page(b, "/t", _page("/t"), 200, 0.0)
+    ledger.fail(b, "/u", "http_404")
+    ledger.duplicate(a, "/r", "/t")
+    ledger.duplicate(a, "/q", "/u")
+    assert a.pages["/r"].url == "/t" and a.failed == {"/q": "http_404"} and not b.pages and not b.failed
+    assert ledger.outstanding == 0
+
+    # the fetch in an earlier batch keeps its page; the later one is a plain duplicate
+    ledger, (a, b) = _ledger_with(("/t",), ("/r",))
+    ledger.duplicate(b, "/r", "/t")
+    assert not b.outstanding and ledger.outstanding == 1
+    ledger.page(a, "/t", _page("/t"), 200, 0.0)
+    assert a.pages["/t"].url == "/t" and not b.pages
+
+    # two earlier batches waiting: the earliest takes the page, the other is a plain duplicate
+    ledger, (a, b, c) = _ledger_with(("/r1",), ("/r2",), ("/t",))
+    ledger.duplicate(b, "/r2", "/t")
+    ledger.duplicate(a, "/r1", "/t")
+    assert not b.outstanding and a.outstanding == {"/r1"}
+    ledger.page(c, "/t", _page("/t"), 200, 0.0)
+    assert a.pages["/r1"].url == "/t" and not b.pages and not c.pages and ledger.outstanding == 0
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""``structcrawl cluster``: UXClust over a stored crawl (:mod:`structcrawl.store.cluster`), the clusters JSON
-written atomically, a progress display on stderr and a summary table."""
+"""``structcrawl cluster``: UXClust or Vertex's shingle clustering over a stored crawl
+(:mod:`structcrawl.store.cluster`), the clusters JSON written atomically, a progress display on stderr and a
+summary table."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import time
 from typing import IO
 
+from structcrawl.analysis.shingles import SHINGLE_PATHS
 from structcrawl.analysis.uxclust import Parameters
 from structcrawl.commands.errors import CommandError
 from structcrawl.commands.jobs import database_url
@@ -18,8 +20,12 @@ from structcrawl.store.cluster import (
     NoProgress,
     Progress,
     StoredClustering,
+    StoredShingles,
     cluster_store,
+    shingle_cluster_store,
+    shingles_document,
     write_document,
+    write_with_members,
 )
 
 
@@ -113,18 +119,64 @@ def summary(stored: StoredClustering, output: str) -> str:
     return "\n".join(lines)
 
 
+def run_shingles(db: str, job: str | None, cutoff: int | None, samples: int, occurrence: float, seed: int,
+                 length: int, output: str | None, members: bool, progress: Progress) -> tuple[StoredShingles, str]:
+    """Vertex's shingle clustering of a stored job, its clusters JSON written like :func:`run_cluster`'s."""
+    stored = shingle_cluster_store(db, job, cutoff, samples, occurrence, seed, members, progress, length)
+    doc, lists = shingles_document(stored)
+    target = output or f"{stored.job}.clusters.json"
+    if target == "-":
+        write_with_members(sys.stdout, doc, lists)
+    else:
+        with atomic_write(target, prefix=".clusters-") as fh:
+            write_with_members(fh, doc, lists)
+    return stored, target
+
+
+def shingles_summary(stored: StoredShingles, output: str) -> str:
+    """The summary table of a shingle clustering: one row per cluster (its masked signature), the unclustered."""
+    r = stored.result
+    total = r.pages or 1
+    rows = [("CLUSTER", "PAGES", "SHARE", "SIGNATURE", "SAMPLE URL")]
+    for c in r.clusters:
+        rows.append((str(c.id), f"{c.size:,}", f"{c.size / total:.1%}", c.signature, stored.sample_urls[c.id][0]))
+    rows.append(("unclustered", f"{r.unclustered:,}", f"{r.unclustered / total:.1%}", "-", "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join([*(cell.rjust(w) if i in (1, 2) else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(row[:4], widths))), row[4]]).rstrip() for row in rows]
+    elapsed = sum(stored.seconds.values())
+    lines.append(
+        f"job {stored.job!r}: {r.pages:,} pages, {len(r.clusters)} clusters (shingle signatures of "
+        f"{stored.tagsets:,} tag-path sets, {len(r.assignment):,} distinct; {r.kept:,} of {r.candidates:,} masked "
+        f"vectors kept, cut-off {r.cutoff}), {r.unclustered:,} unclustered; "
+        f"{elapsed:.1f} s ({r.pages / elapsed if elapsed else 0:,.0f} pages/s: "
+        f"{', '.join(f'{stage} {t:.1f} s' for stage, t in stored.seconds.items())}); written to {output}")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         params = Parameters(cutoff=args.cutoff, samples=args.samples, occurrence=args.occurrence,
                             similarity=args.similarity, seed=args.seed)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    length = SHINGLE_PATHS if args.shingle is None else args.shingle
+    if length < 1:
+        raise CommandError(f"--shingle must be >= 1, got {length}")
+    progress = NoProgress() if args.quiet else ProgressDisplay()
     try:
-        stored, target = run_cluster(database_url(args), args.job, params, args.group_by, args.output, args.members,
-                                     NoProgress() if args.quiet else ProgressDisplay())
+        if args.method == "shingles":
+            shingles, target = run_shingles(database_url(args), args.job, args.cutoff, args.samples,
+                                            args.occurrence, args.seed, length, args.output, args.members,
+                                            progress)
+            text = shingles_summary(shingles, target)
+        else:
+            stored, target = run_cluster(database_url(args), args.job, params, args.group_by, args.output,
+                                         args.members, progress)
+            text = summary(stored, target)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"could not write the clusters to {args.output}: {exc.strerror or exc}") from None
-    print(summary(stored, target), file=sys.stderr if target == "-" else sys.stdout)
+    print(text, file=sys.stderr if target == "-" else sys.stdout)
     return 0

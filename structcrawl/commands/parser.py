@@ -161,6 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_shared(p, "db")
     _add_shared(p, "job", help="the job to cluster (default: the database's only job)")
     p.add_argument(
+        "--method",
+        choices=["uxclust", "shingles"],
+        default="uxclust",
+        help="uxclust (the default: inbound links, fingerprints) or shingles (Vertex, Gulhane et al.: a "
+        "min-hash signature of 8 values over each page's tag paths, pages sharing >= 6 of the 8 in one cluster; "
+        "--group-by and --similarity do not apply)",
+    )
+    p.add_argument("--shingle", type=int, metavar="N",
+                   help="with --method shingles: sorted tag paths per shingle (default 1: "
+                   "structcrawl.analysis.shingles.SHINGLE_PATHS)")
+    p.add_argument(
         "--group-by",
         choices=["xpath", "path"],
         default="path",

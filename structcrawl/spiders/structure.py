@@ -223,6 +223,7 @@ class StructureSpider(scrapy.Spider):
         self.stats.inc_value("structcrawl/batches")
         requests = []
         for url in batch.urls:
+            self.ledger.requesting(state, url, url)
             why = self._refusal(url)
             if why is None:
                 requests.append(scrapy.Request(url, callback=self.parse_page, errback=self.page_failed,
@@ -413,6 +414,9 @@ class StructureSpider(scrapy.Spider):
             if self.resumed and final in self.explorer.frontier.issued:
                 self._on_dropped(request, spider)
                 raise IgnoreRequest(f"redirect to a page fetched before: {request.url}")
+            found = self.ledger.find(request.meta.get(META_KEY))
+            if found is not None:
+                self.ledger.requesting(*found, final)
             return
         found = self.ledger.find(request.meta.get(META_KEY))
         if found is not None:
@@ -423,18 +427,21 @@ class StructureSpider(scrapy.Spider):
         raise IgnoreRequest(f"redirect out of the crawl scope: {request.url}")
 
     def _on_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
-        """The scheduler (dupefilter) dropped a request: its page is, or will be, fetched by another one."""
+        """The scheduler (dupefilter) dropped a request: its page is, or will be, fetched by another one
+        (the ledger gives it to the earlier batch of the two)."""
         found = self.ledger.find(request.meta.get(META_KEY))
         if found is None:
             return
         state, url = found
+        target = url
         if request.meta.get("redirect_urls"):
             final = normalize_url(request.url)
             if final and final != url:
                 state.redirects[url] = final  # the link still counts
                 self.stats.inc_value("structcrawl/redirects")
+                target = final
         self.stats.inc_value("structcrawl/duplicates")
-        self.ledger.account(state, url)
+        self.ledger.duplicate(state, url, target)
         reason = self._advance()
         if reason:
             self._close_now(reason)

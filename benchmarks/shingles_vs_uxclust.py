@@ -1,0 +1,171 @@
+"""Shingles (Vertex) vs UXClust: `structcrawl cluster` by both methods over the same stored crawls, in one run.
+
+    python benchmarks/shingles_vs_uxclust.py [--stores DIR] [--corpus geos …] [--pages 1000000]
+        [--base-pages 10000] [--no-synthetic] [--no-demo]
+
+Stores (kept in ``--stores`` and reused when already there):
+
+* ``demo.db``: the default demo site crawled to its end (``--stop exhaust``) over HTTP on 127.0.0.1;
+* ``<corpus>.db``: every visible corpus unpacked under the corpora cache, crawled whole
+  (``benchmarks/offline_cluster.py``'s crawl);
+* ``synthetic-<N>.db``: the N-page synthetic store of ``benchmarks/synthetic_store.py``.
+
+Each method runs as ``structcrawl cluster --members`` in a child process under GNU time (wall seconds
+including writing every member URL, peak RSS), at its defaults; clusters are scored against the truth
+(F*, pairwise precision/recall; unclustered pages count as singletons).  Prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import corpora  # noqa: E402
+from offline_cluster import crawl as crawl_corpus  # noqa: E402
+from real_sites import relpath_of, structcrawl  # noqa: E402
+from structcrawl.analysis.metrics import evaluate  # noqa: E402
+from structcrawl.demo import server  # noqa: E402
+from structcrawl.demo.site import DemoSite  # noqa: E402
+from synthetic_store import fill, truth_of  # noqa: E402
+
+METHODS = ("uxclust", "shingles")
+
+
+def run_method(db: str, method: str, out: Path) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS bytes, summary's last line) of one `structcrawl cluster --members` child."""
+    rss_file = out.with_suffix(".rss")
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), sys.executable, "-m", "structcrawl", "cluster",
+           "--db", db, "--method", method, "--members", "-q", "-o", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, env=env, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"cluster --method {method} of {db} failed:\n{proc.stderr[-3000:]}")
+    return wall, int(rss_file.read_text().split()[-1]) * 1024, proc.stdout.strip().splitlines()[-1]
+
+
+def score(out: Path, truth) -> dict:
+    with open(out, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    assigned: dict[str, int | None] = {u: c["id"] for c in doc["classes"] for u in c["members"]}
+    assigned.update((u, None) for u in doc["unclustered"]["members"])
+    labels = {u: x for u in assigned if (x := truth(u)) is not None}
+    res = evaluate({u: assigned[u] for u in labels}, labels)
+    return dict(pages=doc["pages"], clusters=len(doc["classes"]), unclustered=doc["unclustered"]["size"], res=res)
+
+
+def demo_store(stores: Path) -> tuple[str, DemoSite]:
+    site = DemoSite()
+    path = stores / "demo.db"
+    if not path.exists():
+        part = path.with_suffix(".part")
+        srv, base = server.start_in_thread(site)
+        try:
+            proc = structcrawl("crawl", base + "/", "--db", f"sqlite:///{part}", "--job", "demo", "--stop", "exhaust",
+                               "--fresh", "-L", "WARNING", "-o", str(stores / "demo.model.json"),
+                               capture_output=True, text=True)
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        if proc.returncode != 0:
+            raise SystemExit(f"crawl of the demo site failed:\n{proc.stderr[-3000:]}")
+        part.rename(path)
+    return f"sqlite:///{path}", site
+
+
+def demo_truth(site: DemoSite):
+    def truth(url: str) -> str | None:
+        p = urlsplit(url)
+        return site.classify(p.path + (f"?{p.query}" if p.query else ""))
+
+    return truth
+
+
+def corpus_truth(corpus: str, db: str):
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(db)
+    with engine.connect() as conn:
+        start = conn.execute(sa.text("SELECT seed_url FROM sc_jobs")).scalar_one()
+    engine.dispose()
+    base = start[:-len(corpora.CORPORA[corpus]["entry"])]
+
+    def truth(url: str) -> str | None:
+        p = relpath_of(url, base)
+        return corpora.label(corpus, p) if p else None
+
+    return truth
+
+
+def table(rows: list[dict]) -> str:
+    head = ("store", "pages", "method", "clusters", "unclustered", "F*", "pair P", "pair R", "wall s", "pages/s",
+            "peak RSS")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        res = r["res"]
+        lines.append(f"| {r['store']} | {r['pages']:,} | {r['method']} | {r['clusters']} | "
+                     f"{r['unclustered']:,} ({r['unclustered'] / r['pages']:.1%}) | {res['fstar']:.3f} | "
+                     f"{res['pair_precision']:.3f} | {res['pair_recall']:.3f} | {r['wall']:.1f} | "
+                     f"{r['pages'] / r['wall']:,.0f} | {r['rss'] / 2**20:.0f} MiB |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stores", type=Path, help="keep the SQLite stores here and reuse those already there")
+    ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA),
+                    help="corpora to run (default: every corpus unpacked under the corpora cache)")
+    ap.add_argument("--pages", type=int, default=1_000_000, help="pages of the synthetic store")
+    ap.add_argument("--base-pages", type=int, default=10_000, help="demo site whose crawl the synthetic store copies")
+    ap.add_argument("--no-synthetic", action="store_true")
+    ap.add_argument("--no-demo", action="store_true")
+    args = ap.parse_args(argv)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="shingles-vs-uxclust-") as tmp:
+        stores = args.stores or Path(tmp)
+        stores.mkdir(parents=True, exist_ok=True)
+        todo: list[tuple[str, str, object]] = []
+        if not args.no_demo:
+            db, site = demo_store(stores)
+            todo.append(("demo", db, demo_truth(site)))
+        for corpus in args.corpus or [c for c in corpora.CORPORA if corpora.html_pages(c)]:
+            path = stores / f"{corpus}.db"
+            if not path.exists():
+                crawl_corpus(corpus, path, Path(tmp))
+            db = f"sqlite:///{path}"
+            todo.append((corpus, db, corpus_truth(corpus, db)))
+        if not args.no_synthetic:
+            path = stores / f"synthetic-{args.pages}.db"
+            if not path.exists():
+                part = path.with_suffix(".part")
+                part.unlink(missing_ok=True)
+                fill(f"sqlite:///{part}", args.pages, base_pages=args.base_pages,
+                     progress=lambda m: print(f"[synthetic] {m}", file=sys.stderr))
+                part.rename(path)
+            todo.append((f"synthetic {args.pages:,}", f"sqlite:///{path}",
+                         truth_of(DemoSite(pages=min(args.pages, args.base_pages)))))
+        for name, db, truth in todo:
+            for method in METHODS:
+                out = Path(tmp) / f"{name.replace(' ', '-')}.{method}.json"
+                wall, rss, summary = run_method(db, method, out)
+                print(f"[{name}] {method}: {summary}; peak RSS {rss / 2**20:.0f} MiB", file=sys.stderr)
+                rows.append(dict(store=name, method=method, wall=wall, rss=rss, **score(out, truth)))
+                print(table(rows[-1:]).splitlines()[-1], file=sys.stderr)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

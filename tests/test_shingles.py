@@ -1,0 +1,201 @@
+"""Vertex shingle clustering (structcrawl.analysis.shingles) on hand-built pages, and
+``structcrawl cluster --method shingles`` over a small stored crawl of the demo site."""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import partial
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+
+import helpers
+from dbfixtures import pg_url  # noqa: F401 - fixture
+from helpers import PROJECT, serving
+from structcrawl.analysis.metrics import evaluate
+from structcrawl.analysis.shingles import (
+    MASKS,
+    cluster_sets,
+    cluster_signatures,
+    masked_text,
+    path_hashes,
+    shingles,
+    signatures,
+)
+from structcrawl.demo.site import DemoSite
+from synthetic_store import fill
+
+structcrawl = partial(helpers.structcrawl, cwd=PROJECT)
+
+
+def pack(values: list[int]) -> int:
+    return sum(v << (8 * i) for i, v in enumerate(values))
+
+
+def test_the_papers_example_3_1():
+    # v1, v2, v3 of §III-A: each pair shares a different 6/8 masked vector; the paper's second pass
+    # keeps two of them and ends with two clusters, one of two pages and one of one
+    v1, v2, v3 = (pack([0, 0, 0, 0, 0, 1, 2, 4]), pack([0, 0, 0, 0, 0, 1, 5, 3]), pack([0, 0, 0, 0, 0, 6, 2, 3]))
+    res = cluster_signatures(np.array([v1, v2, v3], dtype=np.uint64), np.array([1, 1, 1]), cutoff=1)
+    assert [c.size for c in res.clusters] == [2, 1]
+    pair = {[v1, v2, v3][i] for i in res.clusters[0].signatures}
+    shared = [i for i in range(8) if len({(v >> 8 * i) & 0xFF for v in pair}) == 1]
+    assert len(shared) == 6  # the two pages of the cluster agree on 6 of 8 values
+    assert res.clusters[0].signature.count("*") == 2 and res.clusters[1].signature.count("*") == 0
+    # a cut-off of 2 pages deletes the one-page vector: its page is unclustered
+    res = cluster_signatures(np.array([v1, v2, v3], dtype=np.uint64), np.array([1, 1, 1]), cutoff=2)
+    assert [c.size for c in res.clusters] == [2] and res.unclustered == 1
+
+
+def test_masks_and_their_text():
+    assert len(MASKS) == 1 + 8 + 28  # 0, 1 or 2 wild cards
+    assert masked_text(pack([1, 2, 3, 4, 5, 6, 7, 8]), int(MASKS[0])) == "01.02.03.04.05.06.07.08"
+    assert masked_text(pack([1, 2, 3, 4, 5, 6, 7, 8]), int(MASKS[-1])) == "01.02.03.04.05.06.*.*"
+
+
+def test_signatures_estimate_the_overlap():
+    rng = random.Random(3)
+    universe = [f"html/body/div/{i}" for i in range(400)]
+    hashes = path_hashes(universe)
+    base = rng.sample(range(400), 200)
+    same = list(reversed(base))
+    near = base[:190] + [i for i in range(400) if i not in base][:10]  # Jaccard 190/210
+    far = [i for i in range(400) if i not in base]  # disjoint
+    sig = signatures([base, same, near, far, []], hashes)
+    agree = [sum(((int(sig[0]) ^ int(s)) >> 8 * i) & 0xFF == 0 for i in range(8)) for s in sig]
+    assert agree[1] == 8  # order does not matter
+    assert agree[2] >= 6 and agree[3] <= 2
+    assert sig[4] == 0
+    # values are not degenerate: the minimum's low byte, not the minimum byte (which is 0 for large sets)
+    assert len({(int(sig[0]) >> 8 * i) & 0xFF for i in range(8)}) > 4
+
+
+def test_shingles_are_windows_of_sorted_paths():
+    assert shingles(["c", "a", "b", "d"], 3) == ["a\nb\nc", "b\nc\nd"]
+    assert shingles(["b", "a"], 3) == ["a\nb"]
+    assert shingles([], 3) == []
+    assert shingles(["b", "a"], 1) == ["a", "b"]
+
+
+def _template_pages(rng: random.Random, n: int) -> tuple[list[list[str]], list[str]]:
+    """Pages of three templates sharing a skeleton, each with optional parts."""
+    skeleton = ["html", "html/body", "html/body/header", "html/body/header/nav", "html/body/header/nav/a",
+                "html/body/footer", "html/body/footer/p"]
+    parts = {
+        "product": [f"html/body/main/div/{x}" for x in ("h1", "img", "table", "table/tr", "table/tr/td", "form",
+                                                         "form/input", "form/button", "ul", "ul/li")],
+        "listing": [f"html/body/main/ol/{x}" for x in ("li", "li/a", "li/img", "li/span", "li/span/b")]
+                   + ["html/body/main/nav", "html/body/main/nav/a", "html/body/main/h2"],
+        "article": [f"html/body/article/{x}" for x in ("h1", "p", "p/em", "p/a", "blockquote", "figure",
+                                                        "figure/img", "figure/figcaption", "time")],
+    }
+    pages, labels = [], []
+    for k in range(n):
+        label = sorted(parts)[k % 3]
+        optional = [p for p in parts[label][-3:] if rng.random() < 0.5]
+        pages.append(skeleton + parts[label][:-3] + optional)
+        labels.append(label)
+    return pages, labels
+
+
+def test_templates_with_optional_parts_are_found():
+    pages, labels = _template_pages(random.Random(7), 300)
+    res, of = cluster_sets(pages, [1] * len(pages), cutoff=5)
+    assigned = {str(i): int(c) or None for i, c in enumerate(of)}
+    scores = evaluate(assigned, {str(i): x for i, x in enumerate(labels)})
+    assert scores["pair_precision"] == 1.0 and scores["fstar"] >= 0.9, scores
+    # the same pages in another order: the same partition
+    order = list(range(len(pages)))
+    random.Random(1).shuffle(order)
+    res2, of2 = cluster_sets([pages[i] for i in order], [1] * len(pages), cutoff=5)
+    assert {frozenset(i for i in range(len(pages)) if of[i] == c) for c in set(of.tolist())} == \
+        {frozenset(order[j] for j in range(len(pages)) if of2[j] == c) for c in set(of2.tolist())}
+    # counts stand for pages: one set carried by 100 pages is a cluster of 100
+    res3, _ = cluster_sets([pages[0], pages[1]], [100, 1], cutoff=5)
+    assert [c.size for c in res3.clusters] == [100] and res3.unclustered == 1
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="cutoff must be >= 1"):
+        cluster_signatures(np.array([1], dtype=np.uint64), np.array([1]), cutoff=0)
+    with pytest.raises(ValueError, match="distinct"):
+        cluster_signatures(np.array([1, 1], dtype=np.uint64), np.array([1, 1]), cutoff=1)
+    with pytest.raises(ValueError, match="shingle length"):
+        cluster_sets([["a"]], [1], cutoff=1, length=0)
+
+
+# ---------------------------------------------------------------------------
+# structcrawl cluster --method shingles over a stored crawl
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_crawl(tmp_path_factory):
+    site = DemoSite(pages=300, seed=2)
+    tmp = tmp_path_factory.mktemp("shingles")
+    db = f"sqlite:///{tmp / 'small.db'}"
+    with serving(site) as base:
+        res = structcrawl("crawl", base + "/", "--db", db, "--job", "small", "--stop", "exhaust", "-L", "WARNING",
+                          "-o", str(tmp / "small.model.json"))
+    assert res.returncode == 0, res.stderr[-3000:]
+    return site, db, tmp
+
+
+def test_cluster_cli_shingles(small_crawl):
+    site, db, tmp = small_crawl
+
+    def truth(url: str) -> str | None:
+        p = urlsplit(url)
+        return site.classify(p.path + (f"?{p.query}" if p.query else ""))
+
+    for shingle in ("1", "3"):  # the default (tag paths), and windows of 3 (what suits the demo shop)
+        out = tmp / f"sh{shingle}.json"
+        res = structcrawl("cluster", "--db", db, "--method", "shingles", "--shingle", shingle, "--members", "-q",
+                          "-o", str(out))
+        assert res.returncode == 0, res.stderr[-3000:]
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        assert doc["format"] == "structcrawl-clusters" and doc["job"] == "small"
+        assert doc["parameters"]["method"] == "shingles" and doc["parameters"]["match"] == "6/8"
+        assert doc["parameters"]["shingle"] == int(shingle)
+        members = [u for c in doc["classes"] for u in c["members"]] + doc["unclustered"]["members"]
+        assert len(members) == len(set(members)) == doc["pages"]  # every page once
+        for c in doc["classes"]:
+            assert c["size"] == len(c["members"]) and c["members"] == sorted(c["members"])
+            assert set(c["samples"]) <= set(c["members"]) and 1 <= len(c["samples"]) <= 10
+            assert c["signature"].count(".") == 7 and c["signature"].count("*") <= 2 and c["importance"] > 0
+        assert [c["id"] for c in doc["classes"]] == list(range(1, len(doc["classes"]) + 1))
+        assert [c["size"] for c in doc["classes"]] == sorted((c["size"] for c in doc["classes"]), reverse=True)
+        assert "shingle signatures of" in res.stdout and "unclustered" in res.stdout
+
+    assigned = {u: c["id"] for c in doc["classes"] for u in c["members"]}
+    assigned.update((u, None) for u in doc["unclustered"]["members"])
+    scores = evaluate(assigned, {u: truth(u) for u in assigned})
+    print(f"demo 300 pages, shingles of 3 tag paths: {scores}")
+    assert scores["pair_precision"] >= 0.9 and scores["fstar"] >= 0.8, scores
+    # without --members the document has no member lists
+    res = structcrawl("cluster", "--db", db, "--method", "shingles", "-q", "-o", "-")
+    assert res.returncode == 0
+    assert "members" not in json.loads(res.stdout)["classes"][0]
+
+
+def test_cluster_cli_shingles_bad_input(small_crawl):
+    _site, db, tmp = small_crawl
+    res = structcrawl("cluster", "--db", db, "--method", "shingles", "--shingle", "0", "-o", str(tmp / "x.json"))
+    helpers.assert_one_error(res, "--shingle must be >= 1")
+    res = structcrawl("cluster", "--db", db, "--method", "shingles", "--job", "nope", "-o", str(tmp / "x.json"))
+    helpers.assert_one_error(res, "no job 'nope'")
+
+
+def test_cluster_cli_shingles_same_on_sqlite_and_postgresql(tmp_path, pg_url):
+    """The same synthetic crawl in both backends: the same clusters document, members included."""
+    docs = []
+    for db in (f"sqlite:///{tmp_path / 'syn.db'}", pg_url):
+        fill(db, 2500, base_pages=1200)
+        res = structcrawl("cluster", "--db", db, "--method", "shingles", "--shingle", "3", "--members", "-q",
+                          "-o", "-")
+        assert res.returncode == 0, res.stderr[-3000:]
+        docs.append(json.loads(res.stdout))
+    assert docs[0] == docs[1]
+    assert docs[0]["pages"] == 2500 and len(docs[0]["classes"]) > 1
