@@ -56,18 +56,23 @@ LAYOUT_PROBLEMS = """(tolerance) => {
     range.selectNodeContents(node);
     owner += 1;
     for (const r of range.getClientRects()) {
-      if (r.width > 0.5 && r.height > 0.5) { boxes.push({r, owner, what: name(el) + " " + JSON.stringify(node.nodeValue.trim().slice(0, 40))}); }
+      if (r.width > 0.5 && r.height > 0.5) {
+        boxes.push({r, owner, what: name(el) + " " + JSON.stringify(node.nodeValue.trim().slice(0, 40))});
+      }
     }
   }
   for (const t of document.querySelectorAll("svg text")) {
     const r = t.getBoundingClientRect();
     owner += 1;
-    if (r.width > 0.5 && r.height > 0.5) { boxes.push({r, owner, what: "svg text " + JSON.stringify(t.textContent.trim().slice(0, 40))}); }
+    if (r.width > 0.5 && r.height > 0.5) {
+      boxes.push({r, owner, what: "svg text " + JSON.stringify(t.textContent.trim().slice(0, 40))});
+    }
   }
   const problems = [];
   for (const b of boxes) {
     if (b.r.left < -tolerance || b.r.right > vw + tolerance) {
-      problems.push("outside the viewport (" + Math.round(b.r.left) + ".." + Math.round(b.r.right) + " of " + vw + "): " + b.what);
+      const span = Math.round(b.r.left) + ".." + Math.round(b.r.right) + " of " + vw;
+      problems.push("outside the viewport (" + span + "): " + b.what);
     }
   }
   const top = (b) => b.r.top + window.scrollY;

@@ -126,7 +126,8 @@ def _polyline(coords: Sequence[tuple[float, float]], key: str, color: str, steps
             pts.append((xb, ya))
         pts.append((xb, yb))
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-    return f'<polyline class="series" data-key="{key}" points="{points}" fill="none" stroke="{color}" stroke-width="2"/>'
+    return (f'<polyline class="series" data-key="{key}" points="{points}" fill="none" stroke="{color}" '
+            'stroke-width="2"/>')
 
 
 def curve_svg(history: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]] = (), *,

@@ -15,8 +15,9 @@ What the graph shows:
   tooltip the link-collection paths with their counts.  Global menus link
   every class to every other: laying out every pair gives a hairball, so the
   *backbone* — each class's busiest link out and busiest link in — ranks the
-  layout and carries the link counts; the other arrows are faint and do not
-  move the layout (``constraint=false``).
+  layout and carries the link counts; the other arrows (class ``faint``) do
+  not move the layout (``constraint=false``) and the page shows them on
+  demand.
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ def graph_dot(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
     small = [c for c in classes if box[int(c["id"])] == OTHER]
     if small:
         pages = sum(int(c.get("size") or 0) for c in small)
-        lines.append(f'  c_other [id="class-node-other", class="class-node", label={_box_label(f"{len(small)} small classes", pages)}, '
+        label = _box_label(f"{len(small)} small classes", pages)
+        lines.append(f'  c_other [id="class-node-other", class="class-node", label={label}, '
                      f'fillcolor="{color(OTHER)}", '
                      f'href="#classes", tooltip="the {len(small)} smallest classes: see the class table"];')
     for (s, t), n in sorted(totals.items()):
@@ -162,9 +164,10 @@ def graph_dot(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
         dst = "c_other" if t == OTHER else f"c{t}"
         title = f"{_name(names, s)} → {_name(names, t)}: {n:,} links\n{tip}"
         width = 0.6 + 2.4 * math.log1p(n) / math.log1p(busiest)
-        attrs = [f'id="class-edge-{_node_key(s)}-{_node_key(t)}"', 'class="class-edge"',
+        faint = key not in strong and s != t
+        attrs = [f'id="class-edge-{_node_key(s)}-{_node_key(t)}"', f'class="{"faint" if faint else "backbone"}"',
                  f"penwidth={width:.2f}", f"tooltip={_dot_string(title)}", f"edgetooltip={_dot_string(title)}"]
-        if key in strong or s == t:
+        if not faint:
             attrs.append(f'label="{n:,}", labeltooltip={_dot_string(title)}')
             if minlen.get(key, 1) > 1:
                 attrs.append(f"minlen={minlen[key]}")

@@ -124,8 +124,9 @@ def _telling_words(words: list[str], frequency: Mapping[str, int], classes: int)
     return (telling or words)[:MAX_NAME_WORDS]
 
 
-def class_names(classes: Sequence[Class]) -> dict[int, str]:
-    """``{class id: name}``, every name different (see the module's docstring)."""
+def class_names(classes: Sequence[Class], start_url: str | None = None) -> dict[int, str]:
+    """``{class id: name}``, every name different (see the module's docstring); a one-page class
+    holding ``start_url`` is the ``start page``."""
     by_id = {int(c["id"]): c for c in classes}
     shared = {cid: shared_url_words(c.get("samples") or []) for cid, c in by_id.items()}
     frequency: dict[str, int] = defaultdict(int)
@@ -138,6 +139,9 @@ def class_names(classes: Sequence[Class]) -> dict[int, str]:
         same[w].append(cid)
     names: dict[int, str] = {}
     for cid, c in by_id.items():
+        if start_url is not None and c.get("size") == 1 and list(c.get("samples") or ()) == [start_url]:
+            names[cid] = "start page"
+            continue
         base = words[cid]
         rivals = [by_id[o] for o in same[base] if o != cid] if base else [o for o in classes if o is not c]
         if base and not rivals:

@@ -31,6 +31,8 @@ STOP_REASONS = {
 }
 
 
+#: the page loads nothing: inline style and scripts only; Graphviz runs as WebAssembly compiled from the script
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; img-src data:"
 #: most linked classes listed per class in the table, busiest first
 MAX_LINKS_TO = 6
 
@@ -195,6 +197,7 @@ code{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere
 #graph-canvas{min-height:60px}
 #graph-canvas svg{display:block;width:100%;height:auto;max-height:90vh;margin:0 auto;cursor:grab}
 #graph-canvas svg text{pointer-events:none}
+#graph-canvas:not(.all-links) g.faint{display:none}
 #graph-canvas .edge:hover path,#graph-canvas .edge.hover path{stroke:#d62728;stroke-opacity:1}
 #graph-canvas .node:hover path,#graph-canvas .node:hover polygon{stroke-width:3}
 .graph-tools{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:6px 0}
@@ -277,6 +280,9 @@ _JS = r"""
     }
     document.getElementById("zoom-in").onclick = function () { zoom(1.4); };
     document.getElementById("zoom-out").onclick = function () { zoom(1 / 1.4); };
+    document.getElementById("all-links").onchange = function (ev) {
+      box.classList.toggle("all-links", ev.target.checked);
+    };
     document.getElementById("zoom-fit").onclick = function () { view = home.slice(); show(); };
     svg.addEventListener("wheel", function (ev) {
       if (!ev.ctrlKey && !ev.metaKey) { return; }
@@ -312,10 +318,11 @@ def render_report(document: Mapping[str, Any], *, title: str | None = None) -> s
     site = document.get("site") or {}
     crawl = document.get("crawl") or {}
     classes = document.get("classes") or []
-    names = class_names(classes)
+    names = class_names(classes, site.get("start_url"))
     start = site.get("start_url", "?")
     title = title or f"Page types of {site.get('host') or start}"
     dot = json.dumps(graph_dot(document, names)).replace("</", "<\\/")
+    npairs = len(link_totals(document))
     figures = [("start URL", start)] + [(k, crawl[k]) for k in sorted(crawl)]
     params = document.get("parameters") or {}
     mdl = document.get("mdl") or {}
@@ -324,7 +331,7 @@ def render_report(document: Mapping[str, Any], *, title: str | None = None) -> s
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{_e(title)}</title>
 <style>{_CSS}</style>
 </head>
@@ -336,9 +343,10 @@ def render_report(document: Mapping[str, Any], *, title: str | None = None) -> s
 <div class="graph-tools"><button type="button" id="zoom-in" aria-label="zoom in">+</button>
 <button type="button" id="zoom-out" aria-label="zoom out">−</button>
 <button type="button" id="zoom-fit">fit</button>
-<span>One box per page type (click: its row below), one arrow per pair of linked types; labelled arrows are
-each type's busiest link in and out (number of links). Hover an arrow for its link collections; drag to move,
-Ctrl+wheel to zoom.</span></div>
+<label><input type="checkbox" id="all-links"> all {npairs:,} class links</label></div>
+<p>One box per page type (click: its row below). The arrows are each type's busiest link in and out, labelled
+with their number of links; tick <i>all class links</i> for the others. Hover an arrow for its link
+collections; drag to move, Ctrl+wheel to zoom.</p>
 <div id="graph-box"><div id="graph-canvas"><noscript>The graph needs JavaScript.</noscript></div></div>
 <p id="graph-info"></p>
 </section>
