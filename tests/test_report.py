@@ -24,7 +24,7 @@ from structcrawl.report import (
     render_report,
     report_path_for,
 )
-from structcrawl.report.graph import MAX_GRAPH_CLASSES, STAGGER, backbone, staggered
+from structcrawl.report.graph import MAX_GRAPH_CLASSES, STAGGER, backbone, busiest_in, staggered
 from structcrawl.report.names import section_words, url_words
 from structcrawl.sitemodel import model_document, write_model
 from test_export import BASE
@@ -136,20 +136,34 @@ def test_graph_has_one_box_per_class_and_one_arrow_per_linked_pair(crawl):
         total = sum(link["count"] for link in doc["class_links"]
                     if (link["source"], link["target"]) == (int(s), int(t)))
         if 'class="backbone"' in attrs:
-            assert f'label="{total:,}"' in attrs
+            assert f'label=" {total:,} "' in attrs
         else:
             assert 'class="faint"' in attrs and "constraint=false" in attrs and "label=" not in attrs
         assert f": {total:,} links" in attrs  # the tooltip lists the collection paths under the total
     assert sum('class="backbone"' in a for _, _, a in edges) >= len(doc["classes"]) - 1
 
 
-def test_backbone_and_staggered_leaves():
+def test_backbone_ranking_tree_and_staggered_leaves():
     totals = {(1, 2): 10, (1, 3): 5, (2, 1): 7, (3, 2): 1, (1, 1): 50}
-    assert backbone(totals) == {(1, 2), (1, 3), (2, 1), (3, 2)}
-    hub = {(0, leaf) for leaf in range(1, 8)} | {(8, 0)}
+    assert busiest_in(totals) == {(2, 1), (1, 2), (1, 3)}  # one parent per box, self links aside
+    assert backbone(totals) == {(1, 2), (1, 3), (2, 1), (3, 2)}  # and each box's busiest link out
+    hub = {(0, leaf) for leaf in range(1, 8)} | {(8, 0), (1, 9)}
     lengths = staggered(hub)
-    assert sorted(lengths.values()) == sorted(1 + i % STAGGER for i in range(7))
-    assert (8, 0) not in lengths
+    # box 1 has a child, so it is not one of box 0's leaves; box 9 is box 1's
+    assert set(lengths) == {(0, leaf) for leaf in range(2, 8)} | {(1, 9)}
+    assert sorted(lengths[(0, leaf)] for leaf in range(2, 8)) == sorted(1 + i % STAGGER for i in range(6))
+
+
+def test_a_ring_of_links_does_not_rank_the_layout():
+    n = 12
+    classes = [cls(i, [f"http://h/t{i}/{j}" for j in range(2)]) for i in range(n)]
+    links = [{"source": 0, "target": i, "path": "html/body/nav/a", "count": 100} for i in range(1, n)]
+    links += [{"source": i, "target": (i + 1) % n, "path": "html/body/a.next", "count": 10} for i in range(n)]
+    _nodes, edges = parse_dot(graph_dot({"classes": classes, "class_links": links}, class_names(classes)))
+    ranking = {(s, t) for s, t, a in edges if 'class="backbone"' in a and "constraint=false" not in a}
+    assert ranking == {("0", str(i)) for i in range(1, n)} | {(str(n - 1), "0")}  # box 0 has a busiest link in too
+    ring = {(s, t) for s, t, a in edges if (int(t) - int(s)) % n == 1 and "0" not in (s, t)}
+    assert ring and all('class="backbone"' in a and "constraint=false" in a for s, t, a in edges if (s, t) in ring)
 
 
 def test_graph_groups_the_smallest_classes_beyond_the_limit():

@@ -13,6 +13,9 @@ keep it small), at 1400, 1024 and 390 px:
   bounding boxes of the SVG ``text`` elements (graph and curve);
 * clicking a class's box in the graph scrolls its table row into view.
 
+A made-up 60-class model (the issue's upper bound: its 21 smallest classes
+are drawn as one box) is checked for overlaps too.
+
 The screenshots are kept in ``benchmarks/out/report/`` (paths printed: run
 with ``-s``).  Without chromium these tests FAIL: CI installs it
 (``scripts/setup``); ``STRUCTCRAWL_CHROMIUM`` may point at another binary.
@@ -31,6 +34,7 @@ import pytest
 from helpers import learn_offline
 from structcrawl.demo.site import DemoSite
 from structcrawl.report import write_report
+from structcrawl.report.graph import MAX_GRAPH_CLASSES
 from structcrawl.sitemodel import model_document
 from test_export import BASE
 
@@ -120,11 +124,36 @@ def reports(tmp_path_factory):
     assert len(real["classes"]) >= 15
     out = {}
     folder = tmp_path_factory.mktemp("report")
-    for name, doc in (("demo", demo), ("erlang", real)):
+    for name, doc in (("demo", demo), ("erlang", real), ("sixty", sixty_classes())):
         path = folder / f"{name}.html"
         write_report(doc, path)
         out[name] = (doc, path)
     return out
+
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+
+
+def sixty_classes() -> dict:
+    """A made-up model at the issue's upper bound: 60 classes with two-word names, a hub linking to all,
+    chains and cross links; the 21 smallest are drawn as one box."""
+    classes, links = [], []
+    for i in range(60):
+        words = f"{WORDS[i % 10]}-{WORDS[i // 10]}"
+        classes.append({"id": i, "size": 200 - 3 * i, "samples": [f"http://127.0.0.1:8000/{words}/{j}" for j in (1, 2)],
+                        "url_pattern": f"^/{words}/\\d+$", "schema": ["html/body/nav/a"],
+                        "path_counts": {"html/body/nav/a": 200 - 3 * i}, "fingerprint": []})
+        links.append({"source": 0, "target": i, "path": "html/body/nav/a", "count": 1000 - i})
+        links.append({"source": i, "target": (i + 1) % 60, "path": "html/body/main/ul/li/a", "count": 50 + i})
+        links.append({"source": i, "target": (i * 7) % 60, "path": "html/body/aside/a", "count": 5})
+    merged: dict = {}
+    for link in links:
+        key = (link["source"], link["path"], link["target"])
+        merged[key] = merged.get(key, 0) + link["count"]
+    return {"site": {"start_url": "http://127.0.0.1:8000/", "host": "127.0.0.1:8000"},
+            "crawl": {"pages_modelled": sum(c["size"] for c in classes), "stop_reason": "max_pages"},
+            "classes": classes, "class_links": [{"source": s, "path": p, "target": t, "count": n}
+                                                for (s, p, t), n in sorted(merged.items())]}
 
 
 class Visit:
@@ -188,7 +217,7 @@ def test_console_and_layout_checks_see_problems(visit, tmp_path):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("name", ["demo", "erlang"])
+@pytest.mark.parametrize("name", ["demo", "erlang", "sixty"])
 def test_report_loads_offline_cleanly_without_overlaps(reports, visit, name, width):
     doc, path = reports[name]
     v = visit(path, width)
@@ -197,7 +226,10 @@ def test_report_loads_offline_cleanly_without_overlaps(reports, visit, name, wid
     assert v.requests == [], "the report loads nothing"
     page = v.page
     shown = page.eval_on_selector_all("#model-graph g.node", "gs => gs.map(g => g.id)")
-    assert sorted(shown) == sorted(f"class-node-{c['id']}" for c in doc["classes"])
+    boxes = [f"class-node-{c['id']}" for c in doc["classes"]]
+    if len(doc["classes"]) > MAX_GRAPH_CLASSES:
+        boxes = [f"class-node-{i}" for i in range(MAX_GRAPH_CLASSES - 1)] + ["class-node-other"]
+    assert sorted(shown) == sorted(boxes)
     assert page.eval_on_selector_all("#class-table tr[data-class]", "rs => rs.length") == len(doc["classes"])
     assert page.is_visible("#model-graph") and page.is_visible("#learning-curve")
     result = page.evaluate(LAYOUT_PROBLEMS, TOLERANCE)

@@ -13,11 +13,13 @@ What the graph shows:
   ("N small classes");
 * one arrow per pair of linked classes, its width by the number of links, its
   tooltip the link-collection paths with their counts.  Global menus link
-  every class to every other: laying out every pair gives a hairball, so the
-  *backbone* — each class's busiest link out and busiest link in — ranks the
-  layout and carries the link counts; the other arrows (class ``faint``) do
-  not move the layout (``constraint=false``) and the page shows them on
-  demand.
+  every class to every other: laying out every pair gives a hairball, so only
+  the *backbone* — each class's busiest link out and busiest link in — is
+  drawn dark and carries the link counts, and only the busiest links in (a
+  tree: one parent per class) rank the layout: a ring of "next" links would
+  otherwise stretch into one rank per class.  The other arrows (class
+  ``faint``) do not move the layout (``constraint=false``) and the page shows
+  them on demand.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ VIZ_JS = "vendor/viz-global.js"
 MAX_GRAPH_CLASSES = 40
 #: most link-collection paths listed in an arrow's tooltip
 MAX_TOOLTIP_PATHS = 12
-#: a box's backbone arrows to leaves (boxes whose backbone arrows all join that box) are lengthened by 0, 1, 2 ranks in
-#: turn, as Graphviz's ``unflatten -l 3`` does: a hub with many leaves makes a deep graph, not one wide rank
+#: a box's ranking arrows to leaves (boxes with no child in the ranking tree) are lengthened by 0, 1, 2 ranks in
+#: turn, as Graphviz's ``unflatten -l 3`` does: a hub with many leaves makes three ranks, not one crowded rank
 STAGGER = 3
 #: points between the two lines of a box
 LINE_GAP = 3
@@ -83,31 +85,30 @@ def shown_classes(classes: Sequence[Mapping[str, Any]]) -> dict[int, int]:
     return {int(c["id"]): int(c["id"]) if int(c["id"]) in kept else OTHER for c in classes}
 
 
-def backbone(totals: Mapping[tuple[int, int], int]) -> set[tuple[int, int]]:
-    """Each box's busiest arrow out and busiest arrow in (ties: the lower ids)."""
-    out: dict[int, tuple[int, tuple[int, int]]] = {}
+def busiest_in(totals: Mapping[tuple[int, int], int]) -> set[tuple[int, int]]:
+    """Each box's busiest arrow in (ties: the lower ids): at most one parent per box, the ranking tree."""
     into: dict[int, tuple[int, tuple[int, int]]] = {}
     for pair, n in sorted(totals.items()):
         s, t = pair
-        if s == t:
-            continue
-        if s not in out or n > out[s][0]:
-            out[s] = (n, pair)
-        if t not in into or n > into[t][0]:
+        if s != t and (t not in into or n > into[t][0]):
             into[t] = (n, pair)
-    return {pair for _, pair in list(out.values()) + list(into.values())}
+    return {pair for _, pair in into.values()}
 
 
-def staggered(arrows: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
-    """``{arrow: minimum rank length}`` for the arrows from a box to its leaves (``STAGGER``)."""
-    neighbours: dict[int, set[int]] = defaultdict(set)
-    for s, t in arrows:
-        neighbours[s].add(t)
-        neighbours[t].add(s)
+def backbone(totals: Mapping[tuple[int, int], int]) -> set[tuple[int, int]]:
+    """Each box's busiest arrow in and busiest arrow out: the arrows drawn and labelled."""
+    outgoing = busiest_in({(t, s): n for (s, t), n in totals.items()})
+    return busiest_in(totals) | {(s, t) for t, s in outgoing}
+
+
+def staggered(tree: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """``{arrow: minimum rank length}`` for the arrows of the ranking tree from a box to its leaves
+    (boxes with no child), lengthened by 0, 1, … ``STAGGER`` - 1 ranks in turn."""
+    parents = {s for s, t in tree if s != t}
     out: dict[tuple[int, int], int] = {}
     by_source: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for s, t in sorted(arrows):
-        if s != t and neighbours[t] == {s}:
+    for s, t in sorted(tree):
+        if s != t and t not in parents:
             by_source[s].append((s, t))
     for leaves in by_source.values():
         for i, arrow in enumerate(leaves):
@@ -129,7 +130,8 @@ def graph_dot(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
             totals[pair] += int(link["count"])
             paths[pair][link["path"]] += int(link["count"])
     strong = backbone(totals)
-    minlen = staggered(strong)
+    tree = busiest_in(totals)
+    minlen = staggered(tree)
     busiest = max(totals.values(), default=1)
     lines = [
         "digraph site {",
@@ -168,8 +170,12 @@ def graph_dot(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
         attrs = [f'id="class-edge-{_node_key(s)}-{_node_key(t)}"', f'class="{"faint" if faint else "backbone"}"',
                  f"penwidth={width:.2f}", f"tooltip={_dot_string(title)}", f"edgetooltip={_dot_string(title)}"]
         if not faint:
-            attrs.append(f'label="{n:,}", labeltooltip={_dot_string(title)}')
-            if minlen.get(key, 1) > 1:
+            # the spaces widen the box Graphviz reserves (by Helvetica's metrics) for the browser's wider
+            # fonts (DejaVu Sans digits are 14 % wider); SVG drops them when it draws the label
+            attrs.append(f'label=" {n:,} ", labeltooltip={_dot_string(title)}')
+            if key not in tree and s != t:
+                attrs.append("constraint=false")
+            elif minlen.get(key, 1) > 1:
                 attrs.append(f"minlen={minlen[key]}")
         else:
             attrs.append('constraint=false, color="#55555540"')

@@ -195,7 +195,7 @@ code{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere
 #graph-box{border:1px solid #e3e3e3;border-radius:4px;overflow:hidden;position:relative;background:#fcfcfc;
   touch-action:none}
 #graph-canvas{min-height:60px}
-#graph-canvas svg{display:block;width:100%;height:auto;max-height:90vh;margin:0 auto;cursor:grab}
+#graph-canvas svg{display:block;margin:0 auto;cursor:grab}
 #graph-canvas svg text{pointer-events:none}
 #graph-canvas:not(.all-links) g.faint{display:none}
 #graph-canvas .edge:hover path,#graph-canvas .edge.hover path{stroke:#d62728;stroke-opacity:1}
@@ -248,6 +248,7 @@ dl.figures dd{margin:0;overflow-wrap:anywhere}
 _JS = r"""
 (function () {
   "use strict";
+  var MIN_SCALE = 0.6;
   var box = document.getElementById("graph-canvas"), info = document.getElementById("graph-info");
   function fail(msg) { box.textContent = "The graph could not be drawn: " + msg; }
   if (typeof Viz === "undefined") { fail("the Graphviz script did not load"); return; }
@@ -255,11 +256,21 @@ _JS = r"""
     var svg;
     try { svg = viz.renderSVGElement(JSON.parse(document.getElementById("graph-dot").textContent)); }
     catch (e) { fail(e && e.message ? e.message : String(e)); return; }
-    var natural = parseFloat(svg.getAttribute("width"));
+    var natW = parseFloat(svg.getAttribute("width")) * 96 / 72;  // Graphviz sizes in points
+    var natH = parseFloat(svg.getAttribute("height")) * 96 / 72;
     svg.removeAttribute("width"); svg.removeAttribute("height");
     svg.setAttribute("id", "model-graph");
-    svg.style.maxWidth = Math.ceil(natural * 96 / 72) + "px";
     box.appendChild(svg);
+    // Fit the width (never enlarge); a tall graph is cut to 90 % of the window, but not below MIN_SCALE
+    // of its size when the width allows more: its labels stay readable and the page scrolls.
+    function fit() {
+      var scale = Math.min(1, box.clientWidth / natW);
+      var tallest = Math.max(window.innerHeight * 0.9, natH * Math.min(scale, MIN_SCALE));
+      scale = Math.min(scale, tallest / natH);
+      svg.style.width = (natW * scale).toFixed(1) + "px"; svg.style.height = (natH * scale).toFixed(1) + "px";
+    }
+    fit();
+    window.addEventListener("resize", fit);
     svg.querySelectorAll("g.node").forEach(function (node) {
       var shape = node.querySelector("path, polygon");
       if (!shape) { return; }
