@@ -26,6 +26,7 @@ from structcrawl.report import (
 )
 from structcrawl.report.graph import MAX_GRAPH_CLASSES, STAGGER, backbone, busiest_in, staggered
 from structcrawl.report.names import section_words, url_words
+from structcrawl.report.page import lead_sentence
 from structcrawl.sitemodel import model_document, write_model
 from test_export import BASE
 
@@ -310,6 +311,8 @@ def test_stop_sentence_for_other_stops(crawl):
     doc["crawl"].update(stop_reason="finished", stable=True, stable_at_pages=120)
     lead = LH.document_fromstring(render_report(doc)).get_element_by_id("lead").text_content()
     assert lead.endswith("no link was left to follow; the model was already stable at 120 pages.")
+    one = {"crawl": {"stop_reason": "finished", "pages_modelled": 1}, "classes": [{"id": 0, "size": 1}]}
+    assert lead_sentence(one) == "1 page type from 1 page; it stopped because no link was left to follow."
 
 
 def test_cli_report_writes_the_page(crawl, tmp_path, capsys):

@@ -85,7 +85,8 @@ def lead_sentence(document: Mapping[str, Any]) -> str:
     if queue is not None and pages:
         known = pages + int(queue)
         share = f" ({100 * pages / known:.1f} % of the {known:,} URLs it found)"
-    return (f"{len(classes)} page types from {pages:,} pages{share}; {stop_sentence(crawl)}.")
+    types = "1 page type" if len(classes) == 1 else f"{len(classes)} page types"
+    return f"{types} from {pages:,} page{'' if pages == 1 else 's'}{share}; {stop_sentence(crawl)}."
 
 
 def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
