@@ -257,3 +257,18 @@ def test_clicking_a_class_box_scrolls_to_its_row(reports, visit, name):
     page.wait_for_function(f"location.hash === '{row}'")
     top = page.evaluate(f"document.querySelector('{row}').getBoundingClientRect().top")
     assert -1 <= top < 900 / 2, top  # scrolled to the top of the viewport (sub-pixel rounding)
+
+
+def test_hovering_an_arrow_shows_its_link_collections(reports, visit):
+    doc, path = reports["demo"]
+    v = visit(path, 1400)
+    v.ready()
+    page = v.page
+    link = max(doc["class_links"], key=lambda link: link["count"])
+    edge = f"#class-edge-{link['source']}-{link['target']}"
+    page.dispatch_event(edge, "mouseenter")
+    info = page.text_content("#graph-info")
+    total = sum(x["count"] for x in doc["class_links"]
+                if (x["source"], x["target"]) == (link["source"], link["target"]))
+    assert f": {total:,} links" in info and f"×{link['count']} {link['path']}" in info
+    assert page.evaluate(f"document.querySelector('{edge}').classList.contains('hover')")
