@@ -209,9 +209,7 @@ table{border-collapse:collapse;margin:8px 0;width:100%}
 th,td{border-bottom:1px solid #e3e3e3;padding:5px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.name{width:38%}
-td.links{width:22%}
-#class-table td:nth-child(3){width:26%}
+@media (min-width:761px){td.name{width:38%}td.links{width:22%}#class-table td:nth-child(3){width:26%}}
 .class-name{display:inline-block;margin-left:6px}
 code.pattern{display:block;color:#555;margin-top:2px}
 .apart{font-size:13px;margin-top:4px;color:#444}
