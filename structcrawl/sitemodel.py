@@ -288,6 +288,9 @@ def model_document(
             }
             for pt in getattr(explorer, "history", ())
         ],
+        # the stop rule's own measure, one object per prediction check (structcrawl.core.stability.Check):
+        # the report plots it against parameters.stability.epsilon to show why the crawl stopped where it did
+        "checks": [asdict(check) for check in getattr(stability, "checks", ())],
     }
 
 

@@ -7,6 +7,7 @@ import sys
 
 from structcrawl.commands.errors import CommandError
 from structcrawl.report import report_path_for, write_report
+from structcrawl.report.page import lead_sentence
 from structcrawl.sitemodel import ModelFormatError, load_model
 
 
@@ -20,5 +21,5 @@ def run(args: argparse.Namespace) -> int:
         write_report(document, target)
     except OSError as exc:
         raise CommandError(f"could not write the report to {target}: {exc.strerror or exc}") from None
-    print(f"wrote the report ({len(document['classes'])} classes) to {target}", file=sys.stderr)
+    print(f"{lead_sentence(document)}\nwrote the report to {target}", file=sys.stderr)
     return 0

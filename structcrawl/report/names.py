@@ -1,0 +1,164 @@
+"""Names a person reads for the classes of a site model, and what tells classes apart.
+
+A class is named from what its member pages share.  The model carries no page
+titles or headings (the crawl keeps link collections and tag paths only), so
+the shared parts it has are
+
+* the **stable words of its URLs**: the words every sample URL of the class
+  has (path segments and query parameter names, split at non-letters, file
+  extensions dropped): ``/category/fiction`` and ``/category/poetry`` give
+  ``category``; ``classgeos_1_1geom_1_1Geometry.html`` and
+  ``classgeos_1_1io_1_1WKTReader.html`` give ``classgeos``;
+* its **own sections**: the link collections most of its members show and the
+  other classes (almost) never do (Vertex's informative paths, seed 003
+  §III-B, in their simplest form), named by the nearest ``id``/``class`` token
+  of the section that the other classes' sections lack: ``…/div.months/a.next``
+  gives ``months``.
+
+URL words most classes share (a site-wide ``doc`` or ``html``) name nothing
+and are left out.
+
+Two classes never get the same name: when their URL words agree (or say
+nothing), the section that tells them apart is added; the class id is the
+last resort.  Classes sharing one URL pattern get their **distinguishing
+paths** (:func:`distinguishing_paths`): the link collections that tell them
+apart from the others with that pattern, or, when no link collection does, the
+tag paths of their fingerprints that the others lack.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any, Mapping, Sequence
+from urllib.parse import parse_qsl, urlsplit
+
+#: shortest URL word kept in a name (single letters are ids, not words)
+MIN_WORD = 2
+#: most URL words in a name
+MAX_NAME_WORDS = 3
+#: a link collection on at least this share of a class's members is one of its own sections ...
+OWN_SHARE = 0.5
+#: ... and tells it apart from another class that shows it on at most this share of its members
+OTHER_SHARE = 0.1
+#: most distinguishing paths listed per class
+MAX_DISTINGUISHING = 3
+
+_WORD = re.compile(r"[A-Za-z]+")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+Class = Mapping[str, Any]
+
+
+def url_words(url: str) -> list[str]:
+    """The words of a URL's path and query parameter names, lower case, in order, without the file extension."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    if segments:
+        segments[-1] = _EXTENSION.sub("", segments[-1])
+    segments += [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    words: list[str] = []
+    for segment in segments:
+        for word in _WORD.findall(segment):
+            word = word.lower()
+            if len(word) >= MIN_WORD and word not in words:
+                words.append(word)
+    return words
+
+
+def shared_url_words(samples: Sequence[str]) -> list[str]:
+    """The words every sample URL has, in the first sample's order."""
+    if not samples:
+        return []
+    rest = [set(url_words(u)) for u in samples[1:]]
+    return [w for w in url_words(samples[0]) if all(w in r for r in rest)]
+
+
+def section_words(path: str) -> list[str]:
+    """The ``id``/``class`` tokens naming the sections of a link-collection path, nearest the link first
+    (``html/body/div#page/main#content/div.months/a.next`` -> ``months, content, page, next``): the
+    containers, then the link's own tokens; the ``*`` standing for numbers is dropped."""
+    steps = path.split("/")
+    words = []
+    for step in list(reversed(steps[:-1])) + steps[-1:]:
+        for token in re.split(r"[#.]", step)[1:]:
+            token = token.replace("*", "").strip("-_")
+            if _WORD.search(token) and token not in words:
+                words.append(token)
+    return words
+
+
+def _share(entry: Class, path: str) -> float:
+    size = entry.get("size") or 0
+    return (entry.get("path_counts") or {}).get(path, 0) / size if size else 0.0
+
+
+def distinguishing_paths(entry: Class, others: Sequence[Class]) -> list[str]:
+    """The link collections on ≥ ``OWN_SHARE`` of ``entry``'s members that each of ``others`` shows on
+    ≤ ``OTHER_SHARE`` of its members, the most telling first; when there are none, the tag paths of its
+    fingerprint that no other's fingerprint has (shortest first).  At most ``MAX_DISTINGUISHING``."""
+    scored = []
+    for path in entry.get("schema") or []:
+        own = _share(entry, path)
+        other = max((_share(o, path) for o in others), default=0.0)
+        if own >= OWN_SHARE and other <= OTHER_SHARE:
+            scored.append((-(own - other), path))
+    if scored:
+        return [p for _, p in sorted(scored)[:MAX_DISTINGUISHING]]
+    theirs = set().union(*(o.get("fingerprint") or () for o in others)) if others else set()
+    own_tags = [p for p in entry.get("fingerprint") or [] if p not in theirs]
+    return sorted(own_tags, key=lambda p: (p.count("/"), p))[:MAX_DISTINGUISHING]
+
+
+def _section_name(entry: Class, others: Sequence[Class]) -> str | None:
+    """The first section word of ``entry``'s distinguishing paths that no path of ``others`` has, else the first."""
+    theirs = {w for o in others for p in o.get("schema") or () for w in section_words(p)}
+    words = [w for p in distinguishing_paths(entry, others) for w in section_words(p)]
+    return next((w for w in words if w not in theirs), words[0] if words else None)
+
+
+def _telling_words(words: list[str], frequency: Mapping[str, int], classes: int) -> list[str]:
+    """The words of a class that not most classes share (a site-wide ``doc`` or ``html`` names nothing),
+    or all of them when every one is site-wide; at most ``MAX_NAME_WORDS``."""
+    telling = [w for w in words if frequency[w] * 2 <= classes]
+    return (telling or words)[:MAX_NAME_WORDS]
+
+
+def class_names(classes: Sequence[Class], start_url: str | None = None) -> dict[int, str]:
+    """``{class id: name}``, every name different (see the module's docstring); a one-page class
+    holding ``start_url`` is the ``start page``."""
+    by_id = {int(c["id"]): c for c in classes}
+    shared = {cid: shared_url_words(c.get("samples") or []) for cid, c in by_id.items()}
+    frequency: dict[str, int] = defaultdict(int)
+    for ws in shared.values():
+        for w in ws:
+            frequency[w] += 1
+    words = {cid: " ".join(_telling_words(ws, frequency, len(by_id))) for cid, ws in shared.items()}
+    same: dict[str, list[int]] = defaultdict(list)
+    for cid, w in words.items():
+        same[w].append(cid)
+    names: dict[int, str] = {}
+    for cid, c in by_id.items():
+        if start_url is not None and c.get("size") == 1 and list(c.get("samples") or ()) == [start_url]:
+            names[cid] = "start page"
+            continue
+        base = words[cid]
+        rivals = [by_id[o] for o in same[base] if o != cid] if base else [o for o in classes if o is not c]
+        if base and not rivals:
+            names[cid] = base
+            continue
+        section = _section_name(c, rivals) or _section_name(c, [o for o in classes if o is not c])
+        names[cid] = " · ".join(x for x in (base, section) if x) or f"class {cid}"
+    counts: dict[str, int] = defaultdict(int)
+    for name in names.values():
+        counts[name] += 1
+    return {cid: f"{name} #{cid}" if counts[name] > 1 else name for cid, name in names.items()}
+
+
+def pattern_groups(classes: Sequence[Class]) -> dict[int, list[int]]:
+    """``{class id: ids of the other classes with the same URL pattern}``, for classes that share one."""
+    by_pattern: dict[str, list[int]] = defaultdict(list)
+    for c in classes:
+        if c.get("url_pattern"):
+            by_pattern[c["url_pattern"]].append(int(c["id"]))
+    return {cid: [o for o in ids if o != cid] for ids in by_pattern.values() if len(ids) > 1 for cid in ids}
