@@ -402,3 +402,19 @@ def test_a_stub_page_whose_links_are_only_the_chrome_keeps_its_class():
     Refiner().refine(m, f, update=5)
     assert m.page_class["stub0"] != m.page_class["art0"]
     assert m.classify(frozenset(chrome), 6)[0] == m.page_class["stub0"]
+
+
+def test_collections_waiting_since_the_last_check_come_first_once_the_model_is_otherwise_stable():
+    f = Frontier("densest", batch_size=2)
+    f.add_links(0, {"old/a": ["u1"]})
+    f.add_links(0, {"old/a": ["u2"]})  # on two pages of class 0: holds the stop while untried
+    f.add_links(5, {"x/a": ["v0"]})
+    f.collections[(5, "x/a")].tried = True
+    mark = f.mark()
+    f.add_links(0, {"new/a": [f"n{i}" for i in range(50)]})  # found since, denser
+    f.add_links(0, {"new/a": ["n50"]})
+    size = {0: 3, 5: 1}.get
+    assert f.untried(size) == 2 and f.untried(size, mark) == 1
+    assert f.pop(size, found_before=mark).key == (0, "old/a")
+    assert f.untried(size, mark) == 0
+    assert f.pop(size, found_before=mark).key == (0, "new/a")  # nothing waits: the usual order

@@ -115,6 +115,7 @@ class Explorer:
         #: modelled page -> the class the model predicted for it on arrival, before it was modelled
         self.predicted: dict[str, int | None] = {}
         self._checked: tuple[dict[str, int], int] = ({}, 0)  #: classes at the last check, pages then
+        self._found_at_check = 0  #: ``Frontier.mark()`` at the last check
         self.merges: list[Merge] = []
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
@@ -134,7 +135,8 @@ class Explorer:
         if not self._seeded:
             self._seeded = True
             return self.frontier.seed(self.start_url)
-        return self.frontier.pop(self._class_size)
+        settle = self.stability.quiet_checks >= self.stability.window
+        return self.frontier.pop(self._class_size, self._found_at_check if settle else None)
 
     def _class_size(self, class_id: int) -> int:
         cls = self.model.classes.get(class_id)
@@ -212,10 +214,12 @@ class Explorer:
                 pages=len(now), new=len(new),
                 predicted=sum(1 for u in new if self.predicted.get(u) is not None and now[u] == self.predicted[u]),
                 earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
-                classes=len(self.model.classes), untried=self.frontier.untried(self._class_size))
+                classes=len(self.model.classes),
+                untried=self.frontier.untried(self._class_size, self._found_at_check))
             if self.stability.observe(check):
                 self.stable = True
         self._checked = (dict(now), len(now))
+        self._found_at_check = self.frontier.mark()
 
     def _split(self) -> None:
         """Split off the members each class holds that ``told_apart`` would have refused to

@@ -212,17 +212,24 @@ class Frontier:
         score = density if self.strategy == "densest" else -density
         return (tier, score, -coll.seq)
 
-    def pop(self, class_size: Callable[[int], int]) -> Batch | None:
-        """The next batch: up to ``batch_size`` not-yet-issued URLs of the top collection."""
+    def pop(self, class_size: Callable[[int], int], found_before: int | None = None) -> Batch | None:
+        """The next batch: up to ``batch_size`` not-yet-issued URLs of the top collection.
+        With ``found_before``, the collections ``untried(class_size, found_before)`` counts
+        come first: the model is otherwise stable and only they hold the stop; without it a
+        stream of newer collections, each new page's own, would keep them waiting.
+        """
+        blocking = [c for c in self.collections.values()
+                    if found_before is not None and not c.tried and c.seq < found_before
+                    and c.pages >= min(2, class_size(c.source))]
         best, best_prio = None, None
-        for coll in self.collections.values():
+        for coll in blocking or self.collections.values():
             if not self._pending(coll):
                 continue
             prio = self.priority(coll, class_size)
             if best_prio is None or prio > best_prio:
                 best, best_prio = coll, prio
         if best is None:
-            return None
+            return self.pop(class_size) if blocking else None
         size = self.batch_size if best.tried else self.probe_size
         best.tried = True
         urls = []
@@ -264,10 +271,19 @@ class Frontier:
         """Links waiting in collections (a URL in two collections counts twice)."""
         return sum(len(c.urls) - c.cursor for c in self.collections.values())
 
-    def untried(self, class_size: Callable[[int], int]) -> int:
+    def untried(self, class_size: Callable[[int], int], found_before: int | None = None) -> int:
         """Collections with pending URLs that were never tried, found on two pages of their
         class or more (or on its only page): a collection one page of a larger class shows
         is that page's own (erl_docgen pages each carry their application's whole
-        navigation tree), and a site has as many of them as it has pages."""
+        navigation tree), and a site has as many of them as it has pages.  With
+        ``found_before`` (a ``mark()``), only collections found before it count: those
+        found since are next in line anyway (untried collections come first), and on a
+        site whose every few pages show a new one, counting them would never let the
+        crawl stop (erlang: one new collection at each of eight checks in a row)."""
         return sum(1 for c in self.collections.values()
-                   if not c.tried and c.pages >= min(2, class_size(c.source)) and self._pending(c))
+                   if not c.tried and (found_before is None or c.seq < found_before)
+                   and c.pages >= min(2, class_size(c.source)) and self._pending(c))
+
+    def mark(self) -> int:
+        """A point in the order collections are found in (see ``untried``)."""
+        return self._seq
