@@ -64,3 +64,12 @@ def test_the_frontier_keeps_what_a_split_class_s_paths_were_learnt_to_lead_to():
     moved = frontier.collections[(7, "members-table/a")]
     assert moved.tried and moved.leads_to == {3: 1} and moved.urls == ["http://x/c"]
     assert frontier.collections[(0, "members-table/a")].pages == 0
+
+
+def test_a_group_missing_one_section_of_the_rest_stays():
+    # two chapters with a "scope" heading and without the "see also" one: optional
+    # sections of one template, not a template of their own
+    chapters = [page(f"ch{i}", "body/a", "toc/a", "see-also/a") for i in range(8)]
+    scoped = [page(f"sc{i}", "body/a", "toc/a", "scope/a") for i in range(2)]
+    model = model_of([chapters + scoped])
+    assert told_apart_members(model, 0) is None

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from structcrawl.core.model import Candidate, SiteModel, told_apart
+from structcrawl.core.model import SECTION_SHARE, Candidate, SiteModel, told_apart
+
+#: Sections the rest of a class shows on nearly every page and the group never does,
+#: for the group to leave: one missing section is an optional one (erl_docgen chapters
+#: with or without a "scope" heading), a template of its own lacks the class's frame
+#: (a QDoc members page has none of the class page's summary, contents or details).
+MISSING_SECTIONS = 2
 
 
 def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
@@ -25,7 +31,7 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
 
     The candidate groups are the members having one path that at most half of
     the class has (the minority side of a section); the largest group told apart
-    from the rest is returned, ties broken by the path, so that replaying a
+    from the rest, and lacking ``MISSING_SECTIONS`` of the rest's sections, is returned, ties broken by the path, so that replaying a
     crawl splits the same way.  O(Σ members' schema sizes) per class.
     """
     cls = model.classes[class_id]
@@ -42,7 +48,8 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
             if path in schema:
                 inside.update(schema)
         outside = cls.path_counts - inside
-        if told_apart(inside, k, outside, n - k):
+        missing = sum(1 for p, c in outside.items() if c >= SECTION_SHARE * (n - k) and p not in inside)
+        if missing >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k):
             best = (k, path)
     if best is None:
         return None
