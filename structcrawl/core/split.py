@@ -32,7 +32,8 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
     The candidate groups are the members having one path that at most half of
     the class has (the minority side of a section); the largest group told apart
     from the rest, and lacking ``MISSING_SECTIONS`` of the rest's sections, is
-    returned, ties broken by the path, so that replaying a crawl splits the same way.  O(Σ members' schema sizes) per class.
+    returned, ties broken by the path, so that replaying a crawl splits the same way.
+    O(Σ members' schema sizes) per class.
     """
     cls = model.classes[class_id]
     n = cls.size
