@@ -61,6 +61,11 @@ from structcrawl.core.traps import url_shape
 PROBE_PAGES = 5
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
+#: Pages in a row that are no target and show nothing new toward the targets after which no more
+#: hub page is fetched:
+#: QUIET_SHARE of the pages fetched, and at least QUIET_MIN.
+QUIET_SHARE = 0.1
+QUIET_MIN = 100
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
 DEAD_RISK = 0.01
 #: Distance of a class from which no target is reachable.
@@ -162,9 +167,13 @@ class Harvest:
         self.explored = 0  #: pages fetched to explore a collection
         self.harvested = 0
         self.kinds: Counter = Counter()
+        self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
+        self.parked: list[Entry] = []  #: hub URLs not fetched while the hubs are quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
-        self.alias_shapes: set[str] = set()  #: URL shapes seen redirecting to another URL
+        #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
+        self.redirected: Counter = Counter()
+        self.landed: Counter = Counter()
 
     # -- the plan ----------------------------------------------------------------
     def hubs(self) -> set[int]:
@@ -246,7 +255,9 @@ class Harvest:
         spelled in-scope link collections; ``requested`` the URL asked for when it redirected to ``url``.
         Queues what is worth fetching; says what the page was."""
         if requested is not None and requested != url:
-            self.alias_shapes.add(url_shape(requested))
+            self.redirected[url_shape(requested)] += 1
+        else:
+            self.landed[url_shape(url)] += 1
             self.done.add(requested)
         self.fetched += 1
         self.queued.add(url)
@@ -265,6 +276,7 @@ class Harvest:
         self.kinds[kind] += 1
         here = FAR if cls is None else self.dist.get(cls, FAR)
         useful = kind == "target"
+        pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
         self.pages_of[cls] += 1
         new: list[tuple[str, Key]] = []
         for path, urls in collections.items():
@@ -280,21 +292,40 @@ class Harvest:
                 if col.decision == FOLLOW and self._wanted(ckey, u):
                     self._push(u, ckey, url)
                     predicted = self._predicted(ckey, u)
-                    # a new URL nearer the targets, or the next page of a listing (a pager's page
-                    # may list new targets even when this one listed none)
-                    # (not a URL of a shape seen redirecting: such an alias of a page already
-                    # known looks new every time)
-                    if predicted is not None and (self.dist.get(predicted, FAR) < here or predicted == cls) \
-                            and url_shape(u) not in self.alias_shapes:
-                        useful = True
+                    # a new URL nearer the targets (or a new target), or the next page of a listing
+                    # (a pager's page may list new targets even when this one listed none); not a URL
+                    # of a shape that mostly redirects: such an alias of a known page looks new every time
+                    if predicted is None or self._alias(u):
+                        continue
+                    if self.dist.get(predicted, FAR) < here or predicted in self.targets:
+                        useful = pays = True
                         self.found_new[cls] += 1
+                    elif predicted == cls:
+                        useful = True
                 else:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
+        self.quiet = 0 if pays else self.quiet + 1
+        if pays and self.parked:
+            parked, self.parked = self.parked, []
+            for entry in parked:
+                self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
         if key is not None:
             self._learn(key, cls, useful, explore)
         return PageOutcome(kind, useful, new)
+
+    def _alias(self, url: str) -> bool:
+        """Is ``url`` of a shape whose URLs mostly redirected (``/b/7`` -> ``/book/7.html``)?"""
+        shape = url_shape(url)
+        return self.redirected[shape] > self.landed[shape]
+
+    def hubs_quiet(self) -> bool:
+        """Have the last pages, QUIET_SHARE of all pages fetched (QUIET_MIN at least), been no target
+        and shown no new target and no new URL nearer the targets?  Then hub pages are not worth
+        fetching any more: every target this harvest can find is known.  (Hub URLs wait, and come
+        back if a target page shows something new.)"""
+        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
         col = self._collection(key)
@@ -336,19 +367,26 @@ class Harvest:
         """Exploration pages still allowed now."""
         return int(self.explore_min + self.explore_share * self.fetched) - self.explored
 
-    def pop(self) -> Entry | None:
+    def pop(self, hubs: bool = True) -> Entry | None:
         """The next URL to fetch, or None when nothing is left (exploration too, within its budget).
-        Probes go first while the budget allows: a hub found early is followed early."""
-        probe = self._probe()
+        Probes go first while the budget allows: a hub found early is followed early.  ``hubs=False``:
+        only a URL predicted to be a target (the fetcher waits for the pages in flight, which may
+        show more targets, before it spends a request on a hub)."""
+        probe = self._probe() if hubs else None
         if probe is not None:
             return probe
         while self.buckets:
             bucket = min(self.buckets, key=self._order)
+            if not hubs and bucket not in self.targets and bucket != SEEDS:
+                return None
             waiting = self.buckets[bucket]
             entry = waiting.popleft()
             if not waiting:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
+                continue
+            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet():
+                self.parked.append(entry)  # back in the queue if a page shows something new again
                 continue
             if entry.key is not None and self.collections[entry.key].decision == SKIP:
                 self.queued.discard(entry.url)  # a dead collection: another one may still bring it
@@ -377,7 +415,7 @@ class Harvest:
         """A URL handed out gave no page (HTTP error, robots.txt, off-site redirect …); ``alias``: it
         redirected to a page fetched already."""
         if alias:
-            self.alias_shapes.add(url_shape(entry.url))
+            self.redirected[url_shape(entry.url)] += 1
         self.fetched += 1
         self.done.add(entry.url)
         if entry.explore:

@@ -105,6 +105,7 @@ class HarvestSpider(scrapy.Spider):
         self.traps = TrapDetector(config.trap_pages)
         self.max_url_length = settings.getint("URLLENGTH_LIMIT")
         self.inflight: dict[str, Entry] = {}
+        self.hub_inflight = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.requested = 0
         self.failures = 0
         self._pending: dict[str, int] = {}  #: url of an item handed to Scrapy -> its page's seq in the store
@@ -147,7 +148,9 @@ class HarvestSpider(scrapy.Spider):
 
     def _requests(self) -> Iterator[scrapy.Request]:
         while len(self.inflight) < self.config.max_inflight and self._budget_left():
-            entry = self.harvest.pop()
+            # hub pages only while few pages are in flight: those may still show the targets
+            # (and the new URLs) that make a hub page unnecessary
+            entry = self.harvest.pop(hubs=len(self.inflight) < self.hub_inflight)
             if entry is None:
                 return
             why = self._refusal(entry.url)
