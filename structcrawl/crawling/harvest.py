@@ -61,6 +61,8 @@ def classify_like(classifier: Classifier, url: str) -> int:
             body, final, ctype = resp.read(_LIKE_MAX_BYTES), resp.geturl(), resp.headers.get("Content-Type")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise ValueError(f"cannot fetch the like page {url}: {getattr(exc, 'reason', exc)}") from None
+    if ctype and "html" not in ctype.lower():
+        raise ValueError(f"the like page {url} is not HTML (Content-Type: {ctype})")
     cls, _cost = classifier.classify(body, final, ctype)
     if cls is None:
         raise ValueError(f"the like page {url} fits no class of the model: name the classes with classes=ID,…")

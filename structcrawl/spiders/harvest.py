@@ -255,10 +255,13 @@ class HarvestSpider(scrapy.Spider):
                             status, (), requested=entry.url)
 
     def _on_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
-        """The scheduler's dupefilter dropped a request (a redirect to a page fetched or queued already)."""
+        """The scheduler's dupefilter dropped a request: a redirect to a URL requested already, or a URL
+        a redirect requested already."""
         entry = request.meta.get(META_KEY)
         if entry is not None and self.inflight.pop(entry.url, None) is not None:
-            self._failed(entry, "duplicate", None, alias=True)
+            # another request fetches that page: this URL is not done (it may be that request's
+            # final URL), only this request is
+            self.crawler.stats.inc_value("harvest/dropped")
             self._top_up()
 
     def _on_item(self, item: Any, spider: scrapy.Spider, **kwargs: Any) -> None:
@@ -294,6 +297,7 @@ class HarvestSpider(scrapy.Spider):
             "explored": h.explored,
             "failed": self.failures,
             "waiting": h.waiting(),
+            "parked": len(h.parked),
             "pages": dict(h.kinds),
         }
 
