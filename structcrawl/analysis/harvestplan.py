@@ -27,8 +27,8 @@ Jiang et al. 2012, §4, keeps index/thread navigation the same way):
 * **Dead collections.**  A followed collection whose pages are not targets is
   there to find new URLs closer to the targets.  A page is *useful* when it is
   a target or shows a URL, not seen before, that leads closer (a strictly
-  smaller distance); after a run of non-useful pages in a row too long to be
-  chance (``DEAD_WINDOW`` at least, see ``_run_is_telling``) a
+  smaller distance); after a run of non-useful pages too long to be chance
+  (``DEAD_WINDOW`` at least, see ``_run_is_telling``) a
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
@@ -165,6 +165,7 @@ class Harvest:
         self._seq = itertools.count()
         self.fetched = 0
         self.explored = 0  #: pages fetched to explore a collection
+        self.probes_out = 0  #: URLs handed out to explore a collection (this run)
         self.harvested = 0
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
@@ -347,14 +348,16 @@ class Harvest:
 
     @staticmethod
     def _run_is_telling(col: _Collection) -> bool:
-        """Is the collection's run of non-useful pages too long to be chance?  With p its share of
-        useful pages so far (Laplace), n pages in a row are not useful with a chance of (1-p)^n; dead
-        when that is below DEAD_RISK (a list of books most of which have no reviews is not dead after
-        ten books without one), and never before DEAD_WINDOW."""
+        """Is the collection's run of non-useful pages too long to be chance?  A collection that was
+        never useful is dead after DEAD_WINDOW pages; one whose pages before the run were useful with
+        a share p, once (1-p)^n < DEAD_RISK for a run of n (a list of books most of which have no
+        reviews is not dead after ten books without one)."""
         if col.useless_run < DEAD_WINDOW:
             return False
-        p = (col.useful + 1) / (col.fetched + 2)
-        return (1 - p) ** col.useless_run < DEAD_RISK
+        before = col.fetched - col.useless_run
+        if not col.useful or not before:
+            return True
+        return (1 - col.useful / before) ** col.useless_run < DEAD_RISK
 
     def _release(self, key: Key, col: _Collection) -> None:
         held, col.held = col.held, []
@@ -364,8 +367,9 @@ class Harvest:
 
     # -- handing out -----------------------------------------------------------------
     def explore_budget(self) -> int:
-        """Exploration pages still allowed now."""
-        return int(self.explore_min + self.explore_share * self.fetched) - self.explored
+        """Exploration pages still allowed now (probes handed out count at once; a replay counts the
+        explored pages it is given)."""
+        return int(self.explore_min + self.explore_share * self.fetched) - max(self.explored, self.probes_out)
 
     def pop(self, hubs: bool = True) -> Entry | None:
         """The next URL to fetch, or None when nothing is left (exploration too, within its budget).
@@ -406,6 +410,7 @@ class Harvest:
                 if u in self.queued or u in self.done:
                     continue
                 col.probes += 1
+                self.probes_out += 1
                 self.queued.add(u)
                 return Entry(u, key, referer, True)
             del self._exploring[key]

@@ -40,6 +40,7 @@ from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
 from structcrawl.crawling.harvest import flush_feeds, harvest_config
+from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 from structcrawl.sitemodel import MDL_DECIMALS
@@ -153,7 +154,7 @@ class HarvestSpider(scrapy.Spider):
             entry = self.harvest.pop(hubs=len(self.inflight) < self.hub_inflight)
             if entry is None:
                 return
-            why = self._refusal(entry.url)
+            why = refusal(entry.url, self.max_url_length, self.traps)
             if why is not None:
                 self._failed(entry, why, None)
                 continue
@@ -166,13 +167,6 @@ class HarvestSpider(scrapy.Spider):
     def _top_up(self) -> None:
         for request in self._requests():
             self.crawler.engine.crawl(request)
-
-    def _refusal(self, url: str) -> str | None:
-        if self.max_url_length and len(url) > self.max_url_length:
-            return "url_too_long"
-        if self.traps.refuses(url):
-            return "trap"
-        return None
 
     def _budget_left(self) -> bool:
         return not self.config.max_pages or self.requested < self.config.max_pages
