@@ -98,9 +98,14 @@ def test_two_classes_to_csv_with_bodies(demo, model, tmp_path):
     authors, publishers = class_of(model, "/author/"), class_of(model, "/publisher/")
     out = tmp_path / "people.csv"
     res = helpers.structcrawl("harvest", str(model), "--classes", f"{authors},{publishers}", "-O", str(out),
-                              "-s", "STRUCTCRAWL_HARVEST_BODY=true", *QUIET, timeout=DEADLINE)
+                              "-s", "STRUCTCRAWL_HARVEST_BODY=true", *QUIET, "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0.2",
+                              timeout=DEADLINE)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.startswith("finished: ")
+    # the progress line while it runs, the summary at the end
+    assert re.search(r"Harvest: \d+ targets harvested of ~\d+ estimated, \d+ pages fetched \(\d+ not targets, "
+                     r"\d+ explored\), \d+ URLs waiting, \d+ pages/s, ETA ", res.stderr), res.stderr[-3000:]
+    assert re.search(r"Harvest closed \(finished\): \d+ targets of classes \d+,\d+ harvested", res.stderr)
     with out.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert set(rows[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "body"}
@@ -188,9 +193,11 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, model, tmp_path
     urls = Counter(i["url"] for i in items)
     assert [u for u, n in urls.items() if n > 1] == []  # none emitted twice
     assert truth(demo, "book") <= set(urls)  # none lost
-    # a finished job is not harvested again by mistake
+    # a finished job is not harvested again by mistake, nor exported as a model
     res = helpers.run(cmd, timeout=DEADLINE)
     assert_one_error(res, "is finished")
+    res = helpers.structcrawl("export", "--db", db_url, "--job", "books", "-o", str(tmp_path / "m.json"))
+    assert_one_error(res, "is a harvest, not a structure crawl")
 
 
 def _wait_for(cond, proc: subprocess.Popen) -> None:
@@ -203,3 +210,24 @@ def _wait_for(cond, proc: subprocess.Popen) -> None:
         if time.monotonic() > end:
             pytest.fail("timed out waiting for the harvest to fetch pages")
         time.sleep(0.005)  # a polling interval, not a wait for timing
+
+
+def test_an_item_written_but_not_marked_is_not_emitted_again(tmp_path):
+    """The kill came after Scrapy wrote the item and before the store marked it: the feed decides."""
+    from structcrawl.store.harvest import HarvestStore
+
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    params = {"model": "m", "targets": [6]}
+    first = HarvestStore(db, "job", "http://h.test/", params)
+    first.page("http://h.test/", 0, None, None, False, "hub", 200,
+               [("http://h.test/b/1", (0, "ul/a")), ("http://h.test/b/2", (0, "ul/a"))], requested="http://h.test/")
+    for n in (1, 2):
+        first.page(f"http://h.test/b/{n}", 6, (0, "ul/a"), "http://h.test/", False, "target", 200, [],
+                   requested=f"http://h.test/b/{n}")
+    first.engine.dispose()  # killed: neither item marked emitted
+    resumed = HarvestStore(db, "job", "http://h.test/", params)
+    assert resumed.resumed
+    pages = list(resumed.restore(lambda urls: {u for u in urls if u.endswith("/1")}))  # only b/1 is in the feed
+    assert [p.url for p in pages] == ["http://h.test/", "http://h.test/b/1"]
+    assert pages[1].emitted and pages[0].collections == {"ul/a": ["http://h.test/b/1", "http://h.test/b/2"]}
+    resumed.close("shutdown", {})

@@ -182,17 +182,19 @@ class Harvest:
         return {c for c, d in self.dist.items() if 0 < d < FAR}
 
     def _predicted(self, key: Key, url: str) -> int | None:
-        """The class a URL of collection ``key`` most likely is: the one pattern among the
-        collection's classes that matches it, else the collection's most frequent class."""
+        """The class a URL of collection ``key`` most likely is.  Among the collection's classes whose
+        URL pattern matches it: a target class if one does (a target is never mistaken for a hub),
+        else the most specific pattern (the longest: ``^/[^/?]+_8h_source\\.html$`` before
+        ``^/[^/?]+\\.html$``); when none matches, the collection's most frequent class."""
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
             else self.links.get(key, Counter())
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
-            hits = [c for c in classes if c in self.patterns and self.patterns[c].search(_site_path(url))]
-            if len(hits) == 1:
-                return hits[0]
-        best = max(classes, key=lambda c: (counts[c], -c), default=None)
-        return best
+            path = _site_path(url)
+            hits = [c for c in classes if c in self.patterns and self.patterns[c].search(path)]
+            if hits:
+                return max(hits, key=lambda c: (c in self.targets, len(self.patterns[c].pattern), counts[c], -c))
+        return max(classes, key=lambda c: (counts[c], -c), default=None)
 
     def _leads(self, source: int | None, target: int | None) -> bool:
         """Does a link from a page of class ``source`` to one of ``target`` lead toward the targets?"""

@@ -7,10 +7,13 @@ page that fits no class is the same one-line message everywhere.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import json
+import os
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +118,33 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
         trap_pages=parse_int(settings.getint("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0),
         max_inflight=inflight if inflight > 0 else 2 * max(1, settings.getint("CONCURRENT_REQUESTS")),
     )
+
+
+def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
+    """Those of ``urls`` that an item of the local JSON-lines or CSV feeds of ``FEEDS`` already holds.
+
+    A resumed harvest asks this about the few target pages whose item Scrapy got but the store had
+    not marked written when the last run was killed: found, the item is not emitted again.  Other
+    feed formats and storages cannot be read back: their items are emitted again.
+    """
+    wanted = set(urls)
+    found: set[str] = set()
+    for uri, options in settings.getdict("FEEDS").items():
+        uri = str(uri)
+        path = uri[len("file://"):] if uri.startswith("file://") else uri
+        fmt = (options or {}).get("format")
+        if "://" in path or fmt not in ("jsonlines", "csv") or not os.path.isfile(path):
+            continue
+        with open(path, encoding=settings.get("FEED_EXPORT_ENCODING") or "utf-8", newline="") as fh:
+            if fmt == "csv":
+                found.update(row.get("url") for row in csv.DictReader(fh))
+                continue
+            for line in fh:
+                try:
+                    found.add(json.loads(line).get("url"))
+                except (ValueError, AttributeError):
+                    continue  # a line cut by the kill: that item is emitted again
+    return wanted & found
 
 
 def flush_feeds(crawler: Crawler) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -39,7 +40,7 @@ from structcrawl.core.features import extract
 from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
-from structcrawl.crawling.harvest import flush_feeds, harvest_config
+from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.settings import STRUCTCRAWL_DEFAULTS
@@ -125,7 +126,7 @@ class HarvestSpider(scrapy.Spider):
     def _restore(self, store: HarvestStore) -> None:
         """Replay a resumed job's pages into the harvest: the same frontier, nothing fetched again."""
         replayed = 0
-        for page in store.restore():
+        for page in store.restore(partial(written_urls, self.settings)):
             replayed += 1
             if page.kind in ("failed", "alias"):
                 self.harvest.failed(Entry(page.requested, page.key, page.referer, page.explore), page.kind == "alias")

@@ -16,14 +16,16 @@ first harvest in a database (additive: structure jobs never touch them):
 
 A page row and its sightings are one transaction, written before the page's
 item goes to Scrapy; the item's ``emitted`` flag is set once Scrapy has
-written it.  Resuming deletes the rows of target pages not emitted (their
-fetch is done again), then replays the rest.
+written it.  Resuming settles the target pages not marked emitted (a kill
+came between the item and its mark): those found in the feed files are marked
+emitted, the others' rows are deleted (fetched and emitted again); then it
+replays the rest.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +36,7 @@ from structcrawl.store import jobs as J
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, utcnow
 
-KIND = "harvest"
+KIND = J.HARVEST_KIND
 #: Seconds between two refreshes of the job lock's heartbeat by page writes.
 HEARTBEAT_EVERY = 5.0
 #: ``key_class`` of a collection on a page that fits no class (primary keys cannot be NULL).
@@ -128,14 +130,22 @@ class HarvestStore:
         self._beat = 0.0
 
     # -- resume ------------------------------------------------------------------------
-    def restore(self) -> Iterator[StoredPage]:
-        """Forget target pages whose item was not emitted (fetched again), then the stored pages in order."""
+    def restore(self, written: Callable[[Iterable[str]], set[str]]) -> Iterator[StoredPage]:
+        """The stored pages in order, after settling the target pages whose item was handed to Scrapy
+        but not confirmed written (a kill came in between): those ``written`` finds in the feeds
+        are marked emitted, the others forgotten (fetched and emitted again)."""
         p, li = harvest_pages, harvest_links
+        pending = (p.c.job_id == self.job_id) & (p.c.kind == "target") & p.c.emitted.is_(False)
         with self.engine.begin() as conn:
-            lost = sa.select(p.c.seq).where(p.c.job_id == self.job_id, p.c.kind == "target", p.c.emitted.is_(False))
-            conn.execute(sa.delete(li).where(li.c.job_id == self.job_id, li.c.page_seq.in_(lost)))
-            conn.execute(sa.delete(p).where(p.c.job_id == self.job_id, p.c.kind == "target",
-                                            p.c.emitted.is_(False)))
+            rows = conn.execute(sa.select(p.c.seq, p.c.url).where(pending)).all()
+            found = written(url for _seq, url in rows) if rows else set()
+            done = [seq for seq, url in rows if url in found]
+            lost = [seq for seq, url in rows if url not in found]
+            if done:
+                conn.execute(sa.update(p).where(p.c.job_id == self.job_id, p.c.seq.in_(done)).values(emitted=True))
+            if lost:
+                conn.execute(sa.delete(li).where(li.c.job_id == self.job_id, li.c.page_seq.in_(lost)))
+                conn.execute(sa.delete(p).where(p.c.job_id == self.job_id, p.c.seq.in_(lost)))
         with self.engine.connect() as conn:
             links: dict[int, dict[str, list[str]]] = {}
             query = sa.select(li.c.page_seq, li.c.url, li.c.key_path).where(li.c.job_id == self.job_id) \
