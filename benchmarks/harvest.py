@@ -126,6 +126,8 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
     reached = {r["url"] for r in rows}
     out(f"   {name}: structure crawl {structure_requests} requests, model {len(doc['classes'])} classes; "
         f"BFS {len(bfs_log)} requests, {len(reached)} pages in {bfs_seconds:.1f} s")
+    if cases is None:  # a real corpus: choose among the truth classes some model class holds
+        cases = corpus_cases(Counter(label(u) for u in reached if label(u) in majority.values()), len(reached))
     table = []
     for case in cases:
         targets = sorted(cid for cid, t in majority.items() if t in case)
@@ -164,19 +166,15 @@ def _path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def corpus_cases(truth: dict[str, str], pages: int) -> list[tuple[str, ...]]:
-    """Up to three truth classes: the largest, and the largest under 40 % and at most 10 % of the site
-    (at least 20 pages each)."""
-    sizes = Counter(truth.values()).most_common()
+def corpus_cases(sizes: Counter, pages: int) -> list[tuple[str, ...]]:
+    """Up to three truth classes of 20 pages or more: the largest, the largest of at most 40 % of the
+    site, and the largest of at most 10 %."""
     picks: list[tuple[str, ...]] = []
-    for name, n in sizes:
-        if n < 20:
-            continue
-        share = n / pages
-        if not picks or (share <= 0.4 and len(picks) == 1) or (share <= 0.1 and len(picks) == 2):
-            picks.append((name,))
-        if len(picks) == 3:
-            break
+    for limit in (1.0, 0.4, 0.1):
+        for name, n in sizes.most_common():
+            if n >= 20 and n / pages <= limit and (name,) not in picks:
+                picks.append((name,))
+                break
     return picks
 
 
@@ -233,8 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 return truth.get(rel)
 
             try:
-                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label,
-                                 corpus_cases(truth, len(pages)), tmp, out)
+                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, None, tmp, out)
             finally:
                 srv.shutdown()
                 srv.server_close()
