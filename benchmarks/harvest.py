@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             base_path = urlsplit(base).path
 
             def label(url: str, truth=truth, base=base, base_path=base_path) -> str | None:
-                if not url.startswith(base):
+                if not url.startswith(base) or "?" in url:  # a static file's query names no other page
                     return None
                 rel = unquote(urlsplit(url).path)[len(base_path):] or "index.html"
                 return truth.get(rel)
