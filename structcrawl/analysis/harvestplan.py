@@ -12,11 +12,12 @@ when it leads to a target class or to a class no farther from the targets than
 C itself (listing → listing by a pager, home → listing), and skipped when every
 class it leads to is farther (a book page's links to its reviews when books are
 the targets) or unreachable.  In a collection that leads to several classes a
-URL is predicted by the classes' URL patterns (Vertex §IV-A) when one pattern
-matches, so a menu followed for its categories does not fetch the about page.
+URL is predicted by the classes' URL patterns (Vertex §IV-A), the most specific
+matching one first, so a menu followed for its categories does not fetch the
+about page.
 
-Three things the model cannot know are learnt as the harvest goes (FoCUS,
-Jiang et al. 2012, §4, keeps index/thread navigation the same way):
+What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
+2012, §4, keeps index/thread navigation the same way):
 
 * **Exploration.**  A collection the model never saw on that class, or any
   collection of a page that fits no class, is probed: at most
@@ -27,26 +28,30 @@ Jiang et al. 2012, §4, keeps index/thread navigation the same way):
 * **Dead collections.**  A followed collection whose pages are not targets is
   there to find new URLs closer to the targets.  A page is *useful* when it is
   a target or shows a URL, not seen before, that leads closer (a strictly
-  smaller distance); after a run of non-useful pages too long to be chance
+  smaller distance) or is the next page of its own class while that class still
+  pays; after a run of non-useful pages too long to be chance
   (``DEAD_WINDOW`` at least, see ``_run_is_telling``) a
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
+* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of the
+  pages fetched) were no target and showed nothing new toward the targets, hub
+  URLs are parked; a page showing something new brings them back.
+* **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
   every URL waiting, the share of its collection's links that led to a target
   (the model's link counts plus the outcomes so far).
 
 Order: URLs predicted to be targets first, then hubs by distance, nearer
-first, and within a distance the classes whose pages show the most links to
-nearer classes (the model's counts per page) first; first come, first served
-after that.  Everything is deterministic given the order in which pages are
+first, and within a distance the classes whose pages showed the most new URLs
+leading nearer so far (the model's links per page as a prior) first; first
+come, first served within a class.  Everything is deterministic given the order in which pages are
 reported, so replaying a stored harvest rebuilds the same state (resume).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -162,7 +167,6 @@ class Harvest:
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
-        self._seq = itertools.count()
         self.fetched = 0
         self.explored = 0  #: pages fetched to explore a collection
         self.probes_out = 0  #: URLs handed out to explore a collection (this run)

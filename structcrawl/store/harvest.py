@@ -206,12 +206,5 @@ class HarvestStore:
         J.release(self.engine, self.job_id, self.lease.token, status, reason, {"document": dict(figures)})
         self.engine.dispose()
 
-    def counts(self) -> dict[str, int]:
-        p = harvest_pages
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(p.c.kind, sa.func.count()).where(p.c.job_id == self.job_id)
-                                .group_by(p.c.kind)).all()
-        return {k: n for k, n in rows}
-
 
 __all__ = ["HarvestStore", "StoredPage", "KIND", "harvest_pages", "harvest_links"]
