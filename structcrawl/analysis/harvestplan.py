@@ -201,6 +201,13 @@ class Harvest:
                 return max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets, counts[c], -c))
         return max(classes, key=lambda c: (counts[c], -c), default=None)
 
+    def looks_like_target(self, url: str) -> bool:
+        """Is the most specific URL pattern of the model that matches ``url`` a target class's?"""
+        path = _site_path(url)
+        hits = [c for c, pattern in self.patterns.items() if pattern.search(path)]
+        return bool(hits) and max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets)) \
+            in self.targets
+
     def _leads(self, source: int | None, target: int | None) -> bool:
         """Does a link from a page of class ``source`` to one of ``target`` lead toward the targets?"""
         if target is None:
