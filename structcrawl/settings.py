@@ -149,6 +149,14 @@ STRUCTCRAWL_DB_MAX_BACKLOG = 1000
 #: stays at its last commit: run the same command again to resume it.
 STRUCTCRAWL_DB_RETRIES = 5
 
+#: Focused harvest (``scrapy crawl harvest``, ``structcrawl harvest``): pages fetched to explore link
+#: collections the model never saw, or pages that fit no class — at most EXPLORE_MIN pages plus this
+#: share of the pages fetched (structcrawl.analysis.harvestplan).
+STRUCTCRAWL_HARVEST_EXPLORE = 0.05
+STRUCTCRAWL_HARVEST_EXPLORE_MIN = 10
+#: Put the page body (text) into each harvested item.
+STRUCTCRAWL_HARVEST_BODY = False
+
 #: Every STRUCTCRAWL_* setting with its default (the spider's ``update_settings``
 #: adds them at ``default`` priority).
 STRUCTCRAWL_DEFAULTS = {

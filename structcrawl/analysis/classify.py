@@ -8,7 +8,7 @@ encoding cost in bits.  Reading inputs (URLs, local files, stdin) and writing th
 
 from __future__ import annotations
 
-from structcrawl.core.features import extract
+from structcrawl.core.features import PageFeatures, extract
 from structcrawl.sitemodel import LoadedModel
 
 
@@ -20,4 +20,8 @@ class Classifier:
 
     def classify(self, body: bytes, url: str, content_type: str | None = None) -> tuple[int | None, float]:
         """(class id or None, encoding cost in bits) of the HTML ``body`` served at ``url``."""
-        return self.model.classify_page(extract(body, url, content_type))
+        return self.classify_features(extract(body, url, content_type))
+
+    def classify_features(self, features: PageFeatures) -> tuple[int | None, float]:
+        """The same for a page already parsed (the harvest spider needs its links too)."""
+        return self.model.classify_page(features)

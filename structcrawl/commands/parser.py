@@ -221,6 +221,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_shared(p, "output", metavar="FILE", help="the HTML file (default: MODEL with .json replaced by .html)")
 
     p = _add_command(
+        sub, "harvest",
+        "fetch every page of the chosen classes of a site model, as Scrapy items",
+        "Crawl the model's site following only the link collections that lead to the target classes "
+        "(--classes, or the class of each --like page) and write one item per target page through Scrapy's "
+        "feed exports (-O/-o FILE.jsonl|.csv|.json|.xml). Same as 'scrapy crawl harvest -a model=MODEL "
+        "-a classes=…'.",
+        loglevel=None,
+    )
+    _add_shared(p, "model")
+    p.add_argument("--classes", action="append", metavar="ID,…", help="target class ids (repeatable)")
+    p.add_argument("--like", action="append", metavar="URL", help="target the class of this page (repeatable)")
+    p.add_argument("-O", "--overwrite-output", action="append", default=[], metavar="FILE",
+                   help="write the items to FILE, replacing it (repeatable)")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="append the items to FILE (repeatable; with --db, a resumed run adds the rest)")
+    _add_shared(p, "db", help="keep the harvest in this database: run the same command again to resume it")
+    _add_shared(p, "job", help="harvest job name in the database (default: <model's job>-harvest)")
+    p.add_argument("--fresh", action="store_true", help="with --db: start the harvest job over")
+    p.add_argument("--max-pages", type=int, metavar="N", help="most pages to request (default: no limit)")
+    p.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", default=[],
+                   help="set a Scrapy/structcrawl setting (repeatable)")
+    p.add_argument("-L", "--loglevel", metavar="LEVEL", help="log level (default INFO)")
+
+    p = _add_command(
         sub, "demo",
         "serve the demo bookshop, crawl it with the structure spider and show the classes",
         "Start the demo site on a free loopback port, crawl it with the structure spider, "

@@ -78,3 +78,55 @@ class StructureLogStats:
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.task is not None and self.task.running:
             self.task.stop()
+
+
+class HarvestLogStats:
+    """The harvest's progress line, every ``STRUCTCRAWL_LOGSTATS_INTERVAL`` seconds (0 disables it)::
+
+        Harvest: 812 targets harvested of ~1490 estimated, 903 pages fetched (91 not targets, 6 explored),
+        640 URLs waiting, 95 pages/s, ETA 7 s
+
+    The estimate is the harvest's (the model's link counts refined by what the
+    pages turned out to be); the ETA divides the URLs waiting by the fetch rate
+    of the last interval.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.task: Any = None
+        self._prev = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> HarvestLogStats:
+        interval = crawler.settings.getfloat("STRUCTCRAWL_LOGSTATS_INTERVAL")
+        if interval <= 0:
+            raise NotConfigured
+        ext = cls(interval)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def spider_opened(self, spider: Spider) -> None:
+        if not hasattr(spider, "harvest"):
+            return  # another spider: nothing to report
+        self._prev = spider.harvest.fetched
+        self.task = create_looping_call(self.log, spider)
+        self.task.start(self.interval, now=False)
+
+    def line(self, spider: Any) -> str:
+        f = spider.figures()
+        rate = (f["fetched"] - self._prev) / self.interval
+        self._prev = f["fetched"]
+        eta = f"{f['waiting'] / rate:.0f} s" if rate > 0 else "unknown"
+        return (
+            f"Harvest: {f['targets']} targets harvested of ~{f['estimated_targets']} estimated, {f['fetched']} pages "
+            f"fetched ({f['non_target']} not targets, {f['explored']} explored), {f['waiting']} URLs waiting, "
+            f"{rate:.0f} pages/s, ETA {eta}"
+        )
+
+    def log(self, spider: Spider) -> None:
+        logger.info(self.line(spider), extra={"spider": spider})
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()

@@ -135,3 +135,38 @@ def run_structure_crawl(
         written=bool(stats.get("structcrawl/model_written")),
         bootstrap_failed=bool(process.bootstrap_failed),
     )
+
+
+def run_harvest(spider_args: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the harvest spider in-process (``structcrawl harvest``); its stats (empty when it did not start)."""
+    try:
+        scrapy_settings = build_settings(overrides)
+    except (TypeError, ValueError) as exc:
+        raise CrawlError(f"bad setting: {exc}") from None
+    from scrapy.crawler import CrawlerProcess
+
+    from structcrawl.crawling.arguments import StartError
+    from structcrawl.crawling.harvest import harvest_config
+    from structcrawl.spiders.harvest import HarvestSpider
+
+    try:
+        harvest_config(spider_args, scrapy_settings)  # the spider's one-line messages, before Scrapy starts
+    except ValueError as exc:
+        raise CrawlError(str(exc)) from None
+    process = CrawlerProcess(scrapy_settings)
+    crawler = process.create_crawler(HarvestSpider)
+    failures: list[Any] = []
+    process.crawl(crawler, **spider_args).addErrback(failures.append)
+    try:
+        process.start()
+    except StartError as exc:
+        raise CrawlError(exc.message) from None
+    if failures:
+        exc = failures[0].value
+        if isinstance(exc, StartError):
+            raise CrawlError(exc.message) from None
+        failures[0].raiseException()
+    try:
+        return dict(crawler.stats.get_stats())
+    except RuntimeError:
+        return {}

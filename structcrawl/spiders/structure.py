@@ -36,6 +36,7 @@ from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError, crawl_config
 from structcrawl.crawling.ledger import BatchLedger, BatchState
 from structcrawl.crawling.modelstep import ModelSteps
+from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.storelink import StoreLink
 from structcrawl.settings import STRUCTCRAWL_DEFAULTS
@@ -238,11 +239,7 @@ class StructureSpider(scrapy.Spider):
 
     def _refusal(self, url: str) -> str | None:
         """Why a URL the frontier handed out is not fetched (None: it is)."""
-        if self.max_url_length and len(url) > self.max_url_length:
-            return "url_too_long"
-        if self.traps.refuses(url):
-            return "trap"
-        return None
+        return refusal(url, self.max_url_length, self.traps)
 
     def _budget_left(self) -> bool:
         """max_pages counts URLs that may reach the network: refusals (robots.txt, offsite, traps) do not."""

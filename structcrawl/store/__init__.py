@@ -44,6 +44,7 @@ from structcrawl.store.jobs import (
     DEFAULT_STALE_AFTER,
     FINISHED,
     FINISHED_REASONS,
+    HARVEST_KIND,
     RUNNING,
     STOPPED,
     JobFinishedError,
@@ -135,6 +136,9 @@ class CrawlStore:
     def rebuild(self, name: str | None = None, *, include_issued: bool = True, on_step=None):
         """(job, explorer, replay result) of the stored state, without taking the lock."""
         info = self.job(name)
+        if info.parameters.get("kind") == HARVEST_KIND:
+            raise StoreError(f"job {info.name!r} is a harvest, not a structure crawl: it has no site model "
+                             "(its pages went to its feed)")
         explorer = explorer_for(info.seed_url, info.parameters)
         with self.engine.connect() as conn:
             vocab = Vocabulary(conn, info.id)

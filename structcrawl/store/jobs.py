@@ -37,6 +37,8 @@ RUNNING, STOPPED, FINISHED = "running", "stopped", "finished"
 #: Close reasons after which a job is finished (anything else, the page and time ceilings
 #: too, leaves it resumable).
 FINISHED_REASONS = frozenset({"model_stable", "finished"})
+#: ``parameters["kind"]`` of a focused-harvest job (structcrawl.store.harvest); structure crawls have none.
+HARVEST_KIND = "harvest"
 #: Parameters that change what the model step does: a resume must use the same ones.
 MODEL_PARAMETERS = ("strategy", "batch_size", "dt", "costs", "stability", "check_pages", "recluster", "scope",
                     "refine")

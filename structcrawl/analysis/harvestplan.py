@@ -1,0 +1,460 @@
+"""Focused harvest: which link collections to follow to reach every page of the target classes.
+
+The pure part of ``scrapy crawl harvest`` (no I/O, no Scrapy): the spider
+classifies each fetched page with the site model and hands its spelled link
+collections to :class:`Harvest`, which decides which URLs to fetch next.
+
+The map is the model's class graph (seed 001 §3–4: ``class_links`` says which
+collection (class C, path P) of which class leads to which class).  Each class
+gets its **distance** to the targets: 0 for a target class, 1 + the smallest
+distance of a class it links to otherwise.  A collection (C, P) is **followed**
+when it leads to a target class or to a class no farther from the targets than
+C itself (listing → listing by a pager, home → listing), and skipped when every
+class it leads to is farther (a book page's links to its reviews when books are
+the targets) or unreachable.  In a collection that leads to several classes a
+URL is predicted by the classes' URL patterns (Vertex §IV-A), the most specific
+matching one first, so a menu followed for its categories does not fetch the
+about page.
+
+What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
+2012, §4, keeps index/thread navigation the same way):
+
+* **Exploration.**  A collection the model never saw on that class, or any
+  collection of a page that fits no class, is probed: at most
+  ``PROBE_PAGES`` of its URLs, all explored pages together within the
+  exploration budget (``explore_min`` pages plus ``explore_share`` of the pages
+  fetched).  A probe that reaches a target, or a class no farther than the
+  page it was found on, makes the collection followed; otherwise it stays skipped.
+* **Dead collections.**  A followed collection whose pages are not targets is
+  there to find new URLs closer to the targets.  A page is *useful* when it is
+  a target or shows a URL, not seen before, that leads closer (a strictly
+  smaller distance) or is the next page of its own class while that class still
+  pays; after a run of non-useful pages too long to be chance
+  (``DEAD_WINDOW`` at least, see ``_run_is_telling``) a
+  collection that does not lead to a target class itself is dead: its waiting
+  URLs are dropped and no more are queued (author pages once the categories
+  listed every book).
+* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of the
+  pages fetched) were no target and showed nothing new toward the targets, hub
+  URLs are parked; a page showing something new brings them back.
+* **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
+* **Outcomes.**  The class each fetched page really has is counted per
+  collection; the estimated number of targets is the pages harvested plus, for
+  every URL waiting, the share of its collection's links that led to a target
+  (the model's link counts plus the outcomes so far).
+
+Order: URLs predicted to be targets first, then hubs by distance, nearer
+first, and within a distance the classes whose pages showed the most new URLs
+leading nearer so far (the model's links per page as a prior) first; first
+come, first served within a class.  Everything is deterministic given the order in which pages are
+reported, so replaying a stored harvest rebuilds the same state (resume).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from structcrawl.analysis.urlpattern import compile_pattern
+from structcrawl.core.traps import url_shape
+
+#: URLs of a collection nobody has followed yet that are fetched to learn where it leads
+#: (the structure frontier's probe size, docs/design.md item 4).
+PROBE_PAGES = 5
+#: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
+DEAD_WINDOW = 10
+#: Pages in a row that are no target and show nothing new toward the targets after which no more
+#: hub page is fetched:
+#: QUIET_SHARE of the pages fetched, and at least QUIET_MIN.
+QUIET_SHARE = 0.1
+QUIET_MIN = 50
+#: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
+DEAD_RISK = 0.01
+#: Distance of a class from which no target is reachable.
+FAR = math.inf
+
+Key = tuple[int | None, str]  #: (class of the page holding the links, spelled collection path)
+
+FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
+SEEDS = "seeds"  #: the bucket of start URLs
+
+
+def class_distances(edges: Iterable[tuple[int, int]], targets: Iterable[int]) -> dict[int, float]:
+    """Distance of each class to the nearest target class in the class graph (0 for targets), FAR if none."""
+    back: dict[int, set[int]] = {}
+    nodes: set[int] = set()
+    for src, dst in edges:
+        back.setdefault(dst, set()).add(src)
+        nodes.update((src, dst))
+    dist: dict[int, float] = {c: FAR for c in nodes}
+    queue = deque()
+    for t in targets:
+        dist[t] = 0
+        queue.append(t)
+    while queue:
+        c = queue.popleft()
+        for src in back.get(c, ()):
+            if dist[src] == FAR:
+                dist[src] = dist[c] + 1
+                queue.append(src)
+    return dist
+
+
+@dataclass
+class Entry:
+    """A URL waiting to be fetched, with what it was found under."""
+
+    url: str
+    key: Key | None  #: None: the start URL (or a --like page)
+    referer: str | None
+    explore: bool
+
+
+@dataclass
+class _Collection:
+    """What the harvest learnt about one collection (C, P)."""
+
+    decision: str
+    outcomes: Counter = field(default_factory=Counter)  #: class of the pages fetched from it (None: no class)
+    fetched: int = 0
+    useless_run: int = 0  #: non-useful pages in a row
+    useful: int = 0  #: useful pages
+    held: list[tuple[str, str]] = field(default_factory=list)  #: (url, referer) not queued (skipped, or waiting)
+    probes: int = 0  #: URLs handed out to explore it
+
+
+@dataclass
+class PageOutcome:
+    """What the harvest made of one fetched page."""
+
+    kind: str  #: "target", "hub" (a followed class nearer than FAR), "other" (a class the plan avoids), "none"
+    useful: bool
+    new: list[tuple[str, Key]]  #: (url, key) sightings not recorded before (for the store)
+
+
+class Harvest:
+    """The harvest's plan and frontier: fed pages in fetch order, hands out URLs."""
+
+    def __init__(self, document: Mapping[str, Any], targets: Iterable[int], *, explore_share: float,
+                 explore_min: int) -> None:
+        self.targets = frozenset(targets)
+        classes = {c["id"]: c for c in document.get("classes", [])}
+        unknown = sorted(self.targets - set(classes))
+        if unknown:
+            raise ValueError(f"unknown class id{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(str, unknown))} (the model has {', '.join(map(str, sorted(classes)))})")
+        self.explore_share = explore_share
+        self.explore_min = explore_min
+        self.links: dict[Key, Counter] = {}  #: the model's class links: (C, P) -> target class -> count
+        for link in document.get("class_links", []):
+            self.links.setdefault((link["source"], link["path"]), Counter())[link["target"]] += link["count"]
+        self.dist = class_distances(((k[0], t) for k, c in self.links.items() for t in c), self.targets)
+        for c in classes:
+            self.dist.setdefault(c, 0 if c in self.targets else FAR)
+        self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
+        # links per page of a class that lead nearer (the model's counts): hubs that list more go first
+        nearer: Counter = Counter()
+        for (src, _path), counts in self.links.items():
+            nearer[src] += sum(n for t, n in counts.items() if self.dist[t] < self.dist[src])
+        self.yield_per_page = {c: nearer[c] / e["size"] for c, e in classes.items()}
+        self.collections: dict[Key, _Collection] = {}
+        #: URLs waiting, by the class they are predicted to be (SEEDS: start URLs, None: unknown)
+        self.buckets: dict[int | None | str, deque[Entry]] = {}
+        self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
+        self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
+        self.sighted: set[tuple[str, Key]] = set()
+        self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
+        self.fetched = 0
+        self.explored = 0  #: pages fetched to explore a collection
+        self.probes_out = 0  #: URLs handed out to explore a collection (this run)
+        self.harvested = 0
+        self.kinds: Counter = Counter()
+        self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
+        self.parked: list[Entry] = []  #: hub URLs not fetched while the hubs are quiet
+        self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
+        self.pages_of: Counter = Counter()  #: class -> pages fetched
+        #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
+        self.redirected: Counter = Counter()
+        self.landed: Counter = Counter()
+
+    # -- the plan ----------------------------------------------------------------
+    def hubs(self) -> set[int]:
+        """Classes the plan goes through to reach the targets (finite distance, not a target)."""
+        return {c for c, d in self.dist.items() if 0 < d < FAR}
+
+    def _predicted(self, key: Key, url: str) -> int | None:
+        """The class a URL of collection ``key`` most likely is.  Among the collection's classes whose
+        URL pattern matches it, the most specific pattern's (the longest: ``^/[^/?]+_8h_source\\.html$``
+        before ``^/[^/?]+\\.html$``; a target's on a tie); when none matches, the collection's most
+        frequent class.  (A target's broad pattern preferred over a specific hub pattern made every
+        commons-math3 page look like a target: 2,197 requests for its 76 package summaries.)"""
+        counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
+            else self.links.get(key, Counter())
+        classes = [c for c in counts if c is not None]
+        if len(classes) > 1:
+            path = _site_path(url)
+            hits = [c for c in classes if c in self.patterns and self.patterns[c].search(path)]
+            if hits:
+                return max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets, counts[c], -c))
+        return max(classes, key=lambda c: (counts[c], -c), default=None)
+
+    def looks_like_target(self, url: str) -> bool:
+        """Is the most specific URL pattern of the model that matches ``url`` a target class's?"""
+        path = _site_path(url)
+        hits = [c for c, pattern in self.patterns.items() if pattern.search(path)]
+        return bool(hits) and max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets)) \
+            in self.targets
+
+    def _leads(self, source: int | None, target: int | None) -> bool:
+        """Does a link from a page of class ``source`` to one of ``target`` lead toward the targets?"""
+        if target is None:
+            return False
+        if target in self.targets:
+            return True
+        here = FAR if source is None else self.dist.get(source, FAR)
+        return self.dist.get(target, FAR) <= here < FAR or (source is None and self.dist.get(target, FAR) < FAR)
+
+    def _collection(self, key: Key) -> _Collection:
+        col = self.collections.get(key)
+        if col is None:
+            known = self.links.get(key) if key[0] is not None else None
+            if not known:
+                decision = EXPLORE
+            elif any(self._leads(key[0], t) for t in known):
+                decision = FOLLOW
+            else:
+                decision = SKIP
+            col = self.collections[key] = _Collection(decision)
+        return col
+
+    def _bucket(self, key: Key | None, url: str) -> int | None | str:
+        return SEEDS if key is None else self._predicted(key, url)
+
+    def _order(self, bucket: int | None | str) -> tuple[float, float]:
+        """Which waiting bucket goes first: seeds, then nearer classes, then the classes whose pages
+        showed the most new URLs leading nearer (measured now, so a class that stops paying waits)."""
+        if bucket == SEEDS:
+            return (-1.0, 0.0)
+        if bucket is None:
+            return (FAR, 0.0)
+        return (self.dist.get(bucket, FAR), -self.novelty(bucket))
+
+    def novelty(self, cls: int) -> float:
+        """New URLs leading nearer found per page of class ``cls``: the model's links per page as a prior
+        worth one page, then what its pages really showed (sidebars repeat the same links)."""
+        return (self.yield_per_page.get(cls, 0.0) + self.found_new[cls]) / (1 + self.pages_of[cls])
+
+    def waiting(self) -> int:
+        return sum(len(q) for q in self.buckets.values())
+
+    def _push(self, url: str, key: Key | None, referer: str | None, explore: bool = False) -> None:
+        self.queued.add(url)
+        self.buckets.setdefault(self._bucket(key, url), deque()).append(Entry(url, key, referer, explore))
+
+    def _wanted(self, key: Key, url: str) -> bool:
+        """A URL of a followed collection, unless its pattern says it is of a class the plan avoids."""
+        cls = self._predicted(key, url)
+        return cls is None or self._leads(key[0], cls) or key not in self.links
+
+    # -- feeding ------------------------------------------------------------------
+    def seed(self, url: str) -> None:
+        if url not in self.queued:
+            self._push(url, None, None)
+
+    def page(self, url: str, key: Key | None, cls: int | None, collections: Mapping[str, Sequence[str]],
+             explore: bool = False, requested: str | None = None) -> PageOutcome:
+        """A page fetched from ``key`` (None: a seed) turned out of class ``cls``; ``collections`` are its
+        spelled in-scope link collections; ``requested`` the URL asked for when it redirected to ``url``.
+        Queues what is worth fetching; says what the page was."""
+        if requested is not None and requested != url:
+            self.redirected[url_shape(requested)] += 1
+        else:
+            self.landed[url_shape(url)] += 1
+            self.done.add(requested)
+        self.fetched += 1
+        self.queued.add(url)
+        self.done.add(url)
+        if explore:
+            self.explored += 1
+        if cls in self.targets:
+            kind = "target"
+            self.harvested += 1
+        elif cls is None:
+            kind = "none"
+        elif self.dist.get(cls, FAR) < FAR:
+            kind = "hub"
+        else:
+            kind = "other"
+        self.kinds[kind] += 1
+        here = FAR if cls is None else self.dist.get(cls, FAR)
+        useful = kind == "target"
+        pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
+        self.pages_of[cls] += 1
+        new: list[tuple[str, Key]] = []
+        for path, urls in collections.items():
+            ckey: Key = (cls, path)
+            col = self._collection(ckey)
+            for u in urls:
+                if (u, ckey) in self.sighted:
+                    continue
+                self.sighted.add((u, ckey))
+                new.append((u, ckey))
+                if u in self.queued:
+                    continue
+                if col.decision == FOLLOW and self._wanted(ckey, u):
+                    self._push(u, ckey, url)
+                    predicted = self._predicted(ckey, u)
+                    # a new URL nearer the targets (or a new target), or the next page of a listing
+                    # (a pager's page may list new targets even when this one listed none); not a URL
+                    # of a shape that mostly redirects: such an alias of a known page looks new every time
+                    if predicted is None or self._alias(u):
+                        continue
+                    if self.dist.get(predicted, FAR) < here or predicted in self.targets:
+                        useful = pays = True
+                        self.found_new[cls] += 1
+                    elif predicted == cls:
+                        useful = True
+                else:
+                    col.held.append((u, url))
+                    if col.decision == EXPLORE and col.probes < PROBE_PAGES:
+                        self._exploring[ckey] = None
+        self.quiet = 0 if pays else self.quiet + 1
+        if pays and self.parked:
+            parked, self.parked = self.parked, []
+            for entry in parked:
+                self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
+        if key is not None:
+            self._learn(key, cls, useful, explore)
+        return PageOutcome(kind, useful, new)
+
+    def _alias(self, url: str) -> bool:
+        """Is ``url`` of a shape whose URLs mostly redirected (``/b/7`` -> ``/book/7.html``)?"""
+        shape = url_shape(url)
+        return self.redirected[shape] > self.landed[shape]
+
+    def hubs_quiet(self) -> bool:
+        """Have the last pages, QUIET_SHARE of all pages fetched (QUIET_MIN at least), been no target
+        and shown no new target and no new URL nearer the targets?  Then hub pages are not worth
+        fetching any more: every target this harvest can find is known.  (Hub URLs wait, and come
+        back if a target page shows something new.)"""
+        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+
+    def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
+        col = self._collection(key)
+        col.fetched += 1
+        if explore:  # also when a stored harvest is replayed: its probes are not handed out again
+            col.probes = max(col.probes, col.fetched)
+        col.outcomes[cls] += 1
+        col.useless_run = 0 if useful else col.useless_run + 1
+        col.useful += useful
+        if col.decision == EXPLORE and self._leads(key[0], cls):
+            col.decision = FOLLOW
+            self._release(key, col)
+        elif col.decision == EXPLORE and col.fetched >= PROBE_PAGES:
+            col.decision = SKIP
+        elif (col.decision == FOLLOW and self._run_is_telling(col)
+              and not any(t in self.targets for t in self.links.get(key, ()))
+              and not any(t in self.targets for t in col.outcomes)):
+            col.decision = SKIP
+
+    @staticmethod
+    def _run_is_telling(col: _Collection) -> bool:
+        """Is the collection's run of non-useful pages too long to be chance?  A collection that was
+        never useful is dead after DEAD_WINDOW pages; one whose pages before the run were useful with
+        a share p, once (1-p)^n < DEAD_RISK for a run of n (a list of books most of which have no
+        reviews is not dead after ten books without one)."""
+        if col.useless_run < DEAD_WINDOW:
+            return False
+        before = col.fetched - col.useless_run
+        if not col.useful or not before:
+            return True
+        return (1 - col.useful / before) ** col.useless_run < DEAD_RISK
+
+    def _release(self, key: Key, col: _Collection) -> None:
+        held, col.held = col.held, []
+        for u, referer in held:
+            if u not in self.queued and self._wanted(key, u):
+                self._push(u, key, referer)
+
+    # -- handing out -----------------------------------------------------------------
+    def explore_budget(self) -> int:
+        """Exploration pages still allowed now (probes handed out count at once; a replay counts the
+        explored pages it is given)."""
+        return int(self.explore_min + self.explore_share * self.fetched) - max(self.explored, self.probes_out)
+
+    def pop(self, hubs: bool = True) -> Entry | None:
+        """The next URL to fetch, or None when nothing is left (exploration too, within its budget).
+        Probes go first while the budget allows: a hub found early is followed early.  ``hubs=False``:
+        only a URL predicted to be a target (the fetcher waits for the pages in flight, which may
+        show more targets, before it spends a request on a hub)."""
+        probe = self._probe() if hubs else None
+        if probe is not None:
+            return probe
+        while self.buckets:
+            bucket = min(self.buckets, key=self._order)
+            if not hubs and bucket not in self.targets and bucket != SEEDS:
+                return None
+            waiting = self.buckets[bucket]
+            entry = waiting.popleft()
+            if not waiting:
+                del self.buckets[bucket]
+            if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
+                continue
+            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet():
+                self.parked.append(entry)  # back in the queue if a page shows something new again
+                continue
+            if entry.key is not None and self.collections[entry.key].decision == SKIP:
+                self.queued.discard(entry.url)  # a dead collection: another one may still bring it
+                self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+                continue
+            return entry
+        return None
+
+    def _probe(self) -> Entry | None:
+        """An URL of a collection being explored, when the budget allows."""
+        if not self._exploring or self.explore_budget() <= 0:
+            return None
+        for key in list(self._exploring):
+            col = self.collections[key]
+            while col.decision == EXPLORE and col.held and col.probes < PROBE_PAGES:
+                u, referer = col.held.pop(0)
+                if u in self.queued or u in self.done:
+                    continue
+                col.probes += 1
+                self.probes_out += 1
+                self.queued.add(u)
+                return Entry(u, key, referer, True)
+            del self._exploring[key]
+        return None
+
+    def failed(self, entry: Entry, alias: bool = False) -> None:
+        """A URL handed out gave no page (HTTP error, robots.txt, off-site redirect …); ``alias``: it
+        redirected to a page fetched already."""
+        if alias:
+            self.redirected[url_shape(entry.url)] += 1
+        self.fetched += 1
+        self.done.add(entry.url)
+        if entry.explore:
+            self.explored += 1
+
+    # -- figures ------------------------------------------------------------------
+    def target_share(self, key: Key) -> float:
+        counts = self.links.get(key, Counter()) + self.collections[key].outcomes
+        total = sum(counts.values())
+        return sum(n for c, n in counts.items() if c in self.targets) / total if total else 0.0
+
+    def estimated_targets(self) -> int:
+        """Targets harvested plus the expected targets among the URLs waiting."""
+        waiting = sum(self.target_share(e.key) for q in self.buckets.values() for e in q
+                      if e.key is not None and self.collections[e.key].decision != SKIP)
+        return self.harvested + round(waiting)
+
+
+def _site_path(url: str) -> str:
+    """``/path?query`` of an absolute URL, what ``url_pattern`` matches."""
+    rest = url.split("://", 1)[-1]
+    i = rest.find("/")
+    return rest[i:].split("#", 1)[0] if i >= 0 else "/"

@@ -1,0 +1,324 @@
+"""The ``harvest`` spider: every page of the chosen classes of a site model, and as few others as it can.
+
+    scrapy crawl harvest -a model=site.model.json -a classes=6,8 [-a like=URL] [-a job=NAME]
+        [-a fresh=true] [-a max_pages=N] [-s STRUCTCRAWL_DB=sqlite:///site.db]
+        [-s STRUCTCRAWL_HARVEST_BODY=true] -O pages.jsonl
+
+Which URLs to fetch is :class:`structcrawl.analysis.harvestplan.Harvest`'s
+(pure); each page is classified as ``structcrawl classify`` does
+(:class:`~structcrawl.analysis.classify.Classifier`); the store is
+:class:`structcrawl.store.harvest.HarvestStore`.  This module keeps the Scrapy
+wiring: requests, callbacks, signals, stats and the items.
+
+One item per target page: ``url``, ``class``, ``cost`` (its classification
+cost in bits), ``status``, ``fetched_at`` (UTC, ISO 8601), ``referer`` (the
+page it was found on; null for the start URL) and ``via`` (the link-collection
+path it was found under), plus ``body`` with ``STRUCTCRAWL_HARVEST_BODY``.
+Robots.txt, the scope of the model's crawl, spider traps
+(:class:`~structcrawl.core.traps.TrapDetector`), ``URLLENGTH_LIMIT``,
+``max_pages`` and Scrapy's CLOSESPIDER_* ceilings apply as in the structure spider.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
+from scrapy.http import Response
+from scrapy.settings import SETTINGS_PRIORITIES
+
+from structcrawl.analysis.classify import Classifier
+from structcrawl.analysis.harvestplan import Entry, Harvest
+from structcrawl.core.explorer import Scope
+from structcrawl.core.features import extract
+from structcrawl.core.traps import TrapDetector
+from structcrawl.core.urls import normalize_url
+from structcrawl.crawling.arguments import StartError
+from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
+from structcrawl.crawling.refusals import refusal
+from structcrawl.crawling.responses import is_html
+from structcrawl.settings import STRUCTCRAWL_DEFAULTS
+from structcrawl.sitemodel import MDL_DECIMALS
+from structcrawl.store.schema import StoreError
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from twisted.python.failure import Failure
+
+    from structcrawl.store.harvest import HarvestStore
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "structcrawl_harvest"
+
+
+class HarvestSpider(scrapy.Spider):
+    """Fetch every page of the target classes of a site model, following only the collections that lead there."""
+
+    name = "harvest"
+
+    def __init__(self, **arguments: Any) -> None:
+        super().__init__()
+        self.arguments = arguments
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        from structcrawl.crawling.extensions import HarvestLogStats
+
+        for name, value in STRUCTCRAWL_DEFAULTS.items():
+            settings.set(name, value, priority="default")
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", HarvestLogStats, 500)
+        if settings.getpriority("EXTENSIONS") < SETTINGS_PRIORITIES["spider"]:
+            settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarvestSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        try:
+            spider._configure(crawler)
+        except (ValueError, StoreError) as exc:
+            logger.error("harvest spider: %s", exc)
+            raise StartError(str(exc)) from None
+        crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider._on_dropped, signal=signals.request_dropped)
+        return spider
+
+    def _configure(self, crawler: Crawler) -> None:
+        settings = self.settings
+        config = self.config = harvest_config(self.arguments, settings)
+        document = config.model.document
+        self.start_url = config.model.start_url
+        scope = document.get("parameters", {}).get("scope") or {}
+        self.scope = Scope(self.start_url, allow_subdomains=bool(scope.get("allow_subdomains")),
+                           extra_domains=tuple(scope.get("extra_domains") or ()))
+        self.allowed_domains = [self.scope.host, *self.scope.extra]
+        self.classifier = Classifier(config.model)
+        self.harvest = Harvest(document, config.targets, explore_share=config.explore_share,
+                               explore_min=config.explore_min)
+        self.traps = TrapDetector(config.trap_pages)
+        self.max_url_length = settings.getint("URLLENGTH_LIMIT")
+        self.inflight: dict[str, Entry] = {}
+        self.hub_inflight = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
+        self.requested = 0
+        self.failures = 0
+        self._pending: dict[str, int] = {}  #: url of an item handed to Scrapy -> its page's seq in the store
+        self.started = time.monotonic()
+        for url in (self.start_url, *config.like):
+            self.harvest.seed(url)
+        self.store: HarvestStore | None = None
+        db = settings.get("STRUCTCRAWL_DB")
+        if db:
+            from structcrawl.store.harvest import HarvestStore
+
+            self.store = HarvestStore(str(db), config.job, self.start_url, config.store_parameters(),
+                                      fresh=config.fresh, stale_after=settings.getfloat("STRUCTCRAWL_DB_LOCK_TIMEOUT"))
+            self._restore(self.store)
+
+    def _restore(self, store: HarvestStore) -> None:
+        """Replay a resumed job's pages into the harvest: the same frontier, nothing fetched again."""
+        replayed = 0
+        for page in store.restore(partial(written_urls, self.settings)):
+            replayed += 1
+            if page.kind in ("failed", "alias"):
+                self.harvest.failed(Entry(page.requested, page.key, page.referer, page.explore), page.kind == "alias")
+            else:
+                self.harvest.page(page.url, page.key, page.class_id, page.collections, page.explore, page.requested)
+        if replayed:
+            logger.info("Resumed harvest job %r: %d pages replayed, %d targets already emitted",
+                        self.config.job, replayed, self.harvest.harvested)
+
+    def _on_opened(self, spider: scrapy.Spider) -> None:
+        # connected now, after the feed exporters (extensions are built after the spider):
+        # an item is recorded as emitted only once they have written it
+        self.crawler.signals.connect(self._on_item, signal=signals.item_scraped)
+        self.crawler.signals.connect(self._on_item, signal=signals.item_dropped)
+        self.crawler.stats.set_value("harvest/targets", list(self.config.targets))
+
+    # -- handing out ------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for request in self._requests():
+            yield request
+
+    def _requests(self) -> Iterator[scrapy.Request]:
+        while len(self.inflight) < self.config.max_inflight and self._budget_left():
+            # hub pages only while few pages are in flight: those may still show the targets
+            # (and the new URLs) that make a hub page unnecessary
+            entry = self.harvest.pop(hubs=len(self.inflight) < self.hub_inflight)
+            if entry is None:
+                return
+            why = refusal(entry.url, self.max_url_length, self.traps)
+            if why == "trap" and self.harvest.looks_like_target(entry.url):
+                # targets first makes a run of target pages that each link fresh pages of their
+                # own kind (co-authors) before any listing links them twice, which the trap
+                # rule reads as a trap (demo, 30k pages: 1,533 of 3,000 authors refused); a
+                # URL of a target class's pattern is fetched, under the page and time ceilings
+                why = None
+            if why is not None:
+                self._failed(entry, why, None)
+                continue
+            self.requested += 1
+            self.inflight[entry.url] = entry
+            headers = {"Referer": entry.referer} if entry.referer else None
+            yield scrapy.Request(entry.url, callback=self.parse_page, errback=self.page_failed, headers=headers,
+                                 meta={META_KEY: entry})
+
+    def _top_up(self) -> None:
+        for request in self._requests():
+            self.crawler.engine.crawl(request)
+
+    def _budget_left(self) -> bool:
+        return not self.config.max_pages or self.requested < self.config.max_pages
+
+    # -- pages --------------------------------------------------------------------------
+    def parse_page(self, response: Response) -> list[dict[str, Any]]:
+        entry: Entry = response.meta[META_KEY]
+        self.inflight.pop(entry.url, None)
+        self.crawler.stats.inc_value("harvest/pages_fetched")
+        final = normalize_url(response.url) or entry.url
+        if final != entry.url and final in self.harvest.done:
+            self._failed(entry, "duplicate", response.status, alias=True)
+        elif not self.scope(final):
+            self._failed(entry, "off_scope", response.status)
+        elif not is_html(response):
+            self._failed(entry, "non_html", response.status)
+        else:
+            return self._page(entry, final, response)
+        self._top_up()
+        return []
+
+    def _page(self, entry: Entry, final: str, response: Response) -> list[dict[str, Any]]:
+        ctype = response.headers.get(b"Content-Type")
+        features = extract(response.body, final, ctype.decode("latin-1") if ctype else None)
+        cls, cost = self.classifier.classify_features(features)
+        trap = self.traps.observe(features)
+        if trap is not None:
+            logger.warning("Spider trap (%s): URLs found only on its pages are not fetched", trap)
+            self.crawler.stats.inc_value("harvest/traps")
+        spelled = self.config.model.site_model.speller.collections(features.collections)
+        collections = {path: [u for u in urls if self.scope(u)] for path, urls in spelled.items()}
+        outcome = self.harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
+        self.crawler.stats.inc_value(f"harvest/pages/{outcome.kind}")
+        self.crawler.stats.inc_value(f"harvest/class/{cls}")
+        if entry.explore:
+            self.crawler.stats.inc_value("harvest/pages_explored")
+        seq = None
+        if self.store is not None:
+            seq = self.store.page(final, cls, entry.key, entry.referer, entry.explore, outcome.kind, response.status,
+                                  outcome.new, requested=entry.url)
+        self._top_up()
+        if outcome.kind != "target":
+            return []
+        item: dict[str, Any] = {
+            "url": final,
+            "class": cls,
+            "cost": round(cost, MDL_DECIMALS),
+            "status": response.status,
+            "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "referer": entry.referer,
+            "via": None if entry.key is None else entry.key[1],
+        }
+        if self.config.body:
+            item["body"] = response.text
+        if seq is not None:
+            self._pending[final] = seq
+        return [item]
+
+    def page_failed(self, failure: Failure) -> None:
+        entry: Entry | None = failure.request.meta.get(META_KEY)
+        if entry is None:
+            return
+        self.inflight.pop(entry.url, None)
+        response = getattr(failure.value, "response", None)
+        if response is not None:
+            self.crawler.stats.inc_value("harvest/pages_fetched")
+            why = f"http_{response.status}"
+        elif failure.check(IgnoreRequest):
+            text = str(failure.value).lower()
+            why = "robots_txt" if "robots" in text else "offsite" if "offsite" in text else "ignored"
+        else:
+            why = type(failure.value).__name__
+        self._failed(entry, why, None if response is None else response.status)
+        self._top_up()
+
+    def _failed(self, entry: Entry, why: str, status: int | None, alias: bool = False) -> None:
+        logger.debug("Failed %s: %s", entry.url, why)
+        self.failures += 1
+        self.crawler.stats.inc_value(f"harvest/failed/{why}")
+        self.harvest.failed(entry, alias)
+        if self.store is not None:
+            self.store.page(entry.url, None, entry.key, entry.referer, entry.explore, "alias" if alias else "failed",
+                            status, (), requested=entry.url)
+
+    def _on_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """The scheduler's dupefilter dropped a request: a redirect to a URL requested already, or a URL
+        a redirect requested already."""
+        entry = request.meta.get(META_KEY)
+        if entry is not None and self.inflight.pop(entry.url, None) is not None:
+            # another request fetches that page: this URL is not done (it may be that request's
+            # final URL), only this request is
+            self.crawler.stats.inc_value("harvest/dropped")
+            self._top_up()
+
+    def _on_item(self, item: Any, spider: scrapy.Spider, **kwargs: Any) -> None:
+        self.crawler.stats.inc_value("harvest/items")
+        seq = self._pending.pop(item.get("url"), None) if isinstance(item, dict) else None
+        if seq is None or self.store is None:
+            return
+        if "exception" not in kwargs:  # item_scraped: it went to the exporters
+            flush_feeds(self.crawler)
+        self.store.emitted(seq)
+
+    def _on_idle(self, spider: scrapy.Spider) -> None:
+        # nothing is scheduled, downloading or parsed: what is still "in flight" was dropped silently
+        for entry in list(self.inflight.values()):
+            logger.warning("Lost request for %s (dropped silently by a Scrapy component)", entry.url)
+            del self.inflight[entry.url]
+            self._failed(entry, "lost", None)
+        self._top_up()
+        if self.inflight:
+            raise DontCloseSpider
+        if not self._budget_left():
+            raise CloseSpider("max_pages")
+
+    # -- the end ---------------------------------------------------------------------
+    def figures(self) -> dict[str, Any]:
+        h = self.harvest
+        return {
+            "targets": h.harvested,
+            "estimated_targets": h.estimated_targets(),
+            "fetched": h.fetched,
+            "requested": self.requested,
+            "non_target": h.fetched - h.harvested,
+            "explored": h.explored,
+            "failed": self.failures,
+            "waiting": h.waiting(),
+            "parked": len(h.parked),
+            "pages": dict(h.kinds),
+        }
+
+    def closed(self, reason: str) -> None:
+        figures = self.figures()
+        stats = self.crawler.stats
+        for name, value in figures.items():
+            if name != "pages":
+                stats.set_value(f"harvest/{name}", value)
+        stats.set_value("harvest/close_reason", reason)
+        if self.store is not None:
+            self.store.close(reason, figures)
+        precision = figures["targets"] / figures["fetched"] if figures["fetched"] else 0.0
+        logger.info(
+            "Harvest closed (%s): %d targets of classes %s harvested, %d pages fetched (%d not targets: %s; "
+            "%d explored, %d failed), precision %.3f, %.1f s",
+            reason, figures["targets"], ",".join(map(str, self.config.targets)), figures["fetched"],
+            figures["non_target"], ", ".join(f"{k} {v}" for k, v in sorted(figures["pages"].items()) if k != "target")
+            or "none", figures["explored"], figures["failed"], precision, time.monotonic() - self.started,
+        )

@@ -1,0 +1,90 @@
+"""The harvest's plan and frontier (structcrawl.analysis.harvestplan) on a small hand-made class graph."""
+
+from __future__ import annotations
+
+from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, Harvest, class_distances
+
+H = "http://shop.test"
+MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
+
+
+def document() -> dict:
+    """home (0) -menu-> list (1) -pager-> list, list -items-> item (2) -reviews-> review (3) -back-> item."""
+    links = [(0, MENU, 1, 3), (1, PAGER, 1, 10), (1, ITEMS, 2, 40), (2, REVIEWS, 3, 12), (3, BACK, 2, 12)]
+    sizes = {0: 1, 1: 5, 2: 40, 3: 12}
+    patterns = {0: "^/$", 1: r"^/list/\d+$", 2: r"^/item/\d+$", 3: r"^/review/\d+$"}
+    return {
+        "classes": [{"id": c, "size": n, "url_pattern": patterns[c]} for c, n in sizes.items()],
+        "class_links": [{"source": s, "path": p, "target": t, "count": n} for s, p, t, n in links],
+    }
+
+
+def harvest(**kw) -> Harvest:
+    return Harvest(document(), [2], explore_share=kw.get("share", 0.0), explore_min=kw.get("minimum", 0))
+
+
+def drain(h: Harvest) -> list[str]:
+    out = []
+    while (entry := h.pop()) is not None:
+        out.append(entry.url)
+    return out
+
+
+def test_distances_follow_the_class_graph_backwards():
+    dist = class_distances([(0, 1), (1, 1), (1, 2), (2, 3), (3, 2), (4, 0)], [2])
+    assert dist == {2: 0, 1: 1, 3: 1, 0: 2, 4: 3}
+    assert class_distances([(0, 1)], [5])[0] == FAR
+
+
+def test_items_first_reviews_never():
+    h = harvest()
+    h.seed(H + "/")
+    assert drain(h) == [H + "/"]
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    assert drain(h) == [H + "/list/1"]
+    h.page(H + "/list/1", (0, MENU), 1, {PAGER: [H + "/list/2"], ITEMS: [H + "/item/1", H + "/item/2"]})
+    # the targets before the next page of the listing
+    assert drain(h) == [H + "/item/1", H + "/item/2", H + "/list/2"]
+    out = h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: [H + "/review/1"]})
+    assert out.kind == "target" and h.harvested == 1
+    assert drain(h) == []  # a review is farther from the items than the item itself
+    assert h.collections[(2, REVIEWS)].decision == "skip"
+    assert h.hubs() == {0, 1, 3}
+
+
+def test_unseen_collection_is_probed_within_the_budget_and_followed_when_it_pays():
+    h = harvest(minimum=3)
+    h.seed(H + "/")
+    drain(h)
+    odd = [H + f"/odd/{i}" for i in range(10)]
+    h.page(H + "/", None, 0, {ODD: odd})
+    probes = drain(h)
+    assert len(probes) == 3 <= PROBE_PAGES  # the budget: 3 pages
+    assert all(h.collections[(0, ODD)].decision == "explore" for _ in probes)
+    h.page(probes[0], (0, ODD), 2, {}, explore=True)  # it leads to an item: followed from now on
+    assert h.collections[(0, ODD)].decision == "follow"
+    rest = drain(h)
+    assert set(rest) == set(odd) - set(probes)
+
+
+def test_a_followed_collection_that_shows_nothing_new_dies():
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(40)]
+    h.page(H + "/", None, 0, {MENU: lists, ITEMS: [H + "/item/1"]})
+    assert h.collections[(0, MENU)].decision == "follow"
+    drain(h)
+    for url in lists:  # listings whose only item is known already
+        h.page(url, (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    assert h.collections[(0, MENU)].decision == "skip"
+
+
+def test_estimated_targets_from_the_link_counts():
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(8)]})
+    assert h.estimated_targets() == 8  # every link of that collection led to an item in the model
