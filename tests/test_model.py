@@ -418,3 +418,15 @@ def test_collections_waiting_since_the_last_check_come_first_once_the_model_is_o
     assert f.pop(size, found_before=mark).key == (0, "old/a")
     assert f.untried(size, mark) == 0
     assert f.pop(size, found_before=mark).key == (0, "new/a")  # nothing waits: the usual order
+
+
+def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
+    from structcrawl.core.refine import nested
+    chrome = {"nav/a"}
+    reference = frozenset({"nav/a", "exports/a", "summary/a", "types/a"})
+    without_types = frozenset({"nav/a", "exports/a", "summary/a", "see-also/a"})  # one section each way
+    chapter = frozenset({"nav/a", "summary/a", "toc/a", "body/a"})  # lacks two of the reference's
+    stub = frozenset({"nav/a"})
+    assert nested(reference, without_types, chrome)
+    assert not nested(reference, chapter, chrome)
+    assert not nested(reference, stub, chrome)
