@@ -218,9 +218,8 @@ class Frontier:
         come first: the model is otherwise stable and only they hold the stop; without it a
         stream of newer collections, each new page's own, would keep them waiting.
         """
-        blocking = [c for c in self.collections.values()
-                    if found_before is not None and not c.tried and c.seq < found_before
-                    and c.pages >= min(2, class_size(c.source))]
+        blocking = [] if found_before is None else [
+            c for c in self.collections.values() if self._holds_stop(c, class_size, found_before)]
         best, best_prio = None, None
         for coll in blocking or self.collections.values():
             if not self._pending(coll):
@@ -277,12 +276,14 @@ class Frontier:
         is that page's own (erl_docgen pages each carry their application's whole
         navigation tree), and a site has as many of them as it has pages.  With
         ``found_before`` (a ``mark()``), only collections found before it count: those
-        found since are next in line anyway (untried collections come first), and on a
-        site whose every few pages show a new one, counting them would never let the
-        crawl stop (erlang: one new collection at each of eight checks in a row)."""
+        found since are next in line anyway (untried collections come first)."""
         return sum(1 for c in self.collections.values()
-                   if not c.tried and (found_before is None or c.seq < found_before)
-                   and c.pages >= min(2, class_size(c.source)) and self._pending(c))
+                   if self._holds_stop(c, class_size, found_before) and self._pending(c))
+
+    @staticmethod
+    def _holds_stop(coll: Collection, class_size: Callable[[int], int], found_before: int | None) -> bool:
+        return (not coll.tried and (found_before is None or coll.seq < found_before)
+                and coll.pages >= min(2, class_size(coll.source)))
 
     def mark(self) -> int:
         """A point in the order collections are found in (see ``untried``)."""
