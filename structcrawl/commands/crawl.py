@@ -10,13 +10,19 @@ from structcrawl.report.table import class_table
 from structcrawl.sitemodel import ModelFormatError, load_model
 
 
+def settings_from(args: argparse.Namespace) -> dict:
+    """The Scrapy settings a crawling command's options give: ``-s``, ``--loglevel``, ``--db``."""
+    overrides = parse_setting_overrides(args.set)
+    if args.loglevel:
+        overrides["LOG_LEVEL"] = args.loglevel.upper()
+    if args.db:
+        overrides["STRUCTCRAWL_DB"] = args.db
+    return overrides
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        overrides = parse_setting_overrides(args.set)
-        if args.loglevel:
-            overrides["LOG_LEVEL"] = args.loglevel.upper()
-        if args.db:
-            overrides["STRUCTCRAWL_DB"] = args.db
+        overrides = settings_from(args)
         result = run_structure_crawl(
             args.url,
             strategy=args.strategy,

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import argparse
 
+from structcrawl.commands.crawl import settings_from
 from structcrawl.commands.errors import CommandError
-from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_harvest
+from structcrawl.crawling.runner import CrawlError, run_harvest
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        overrides = parse_setting_overrides(args.set)
-        if args.loglevel:
-            overrides["LOG_LEVEL"] = args.loglevel.upper()
-        if args.db:
-            overrides["STRUCTCRAWL_DB"] = args.db
+        overrides = settings_from(args)
         feeds = {}
         for path, overwrite in [(p, True) for p in args.overwrite_output] + [(p, False) for p in args.output]:
             feeds[path] = {"format": _format(path), "overwrite": overwrite}

@@ -18,14 +18,31 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import create_looping_call
+
+from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
+
+
+def install_defaults(settings: BaseSettings, progress_extension: type) -> None:
+    """A spider's ``update_settings``: every ``STRUCTCRAWL_*`` default and its progress
+    extension, also in a Scrapy project whose settings know nothing of structcrawl."""
+    for name, value in STRUCTCRAWL_DEFAULTS.items():
+        settings.set(name, value, priority="default")
+    settings.setdefault_in_component_priority_dict("EXTENSIONS", progress_extension, 500)
+    # `scrapy crawl` applies the process settings over the crawler's once more
+    # (CrawlerProcess.create_crawler given a crawler): at default priority the
+    # project's EXTENSIONS would replace this dict, and the progress line be lost
+    if settings.getpriority("EXTENSIONS") < SETTINGS_PRIORITIES["spider"]:
+        settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
 
 
 class StructureLogStats:

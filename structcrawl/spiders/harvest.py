@@ -31,7 +31,6 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http import Response
-from scrapy.settings import SETTINGS_PRIORITIES
 
 from structcrawl.analysis.classify import Classifier
 from structcrawl.analysis.harvestplan import Entry, Harvest
@@ -43,7 +42,6 @@ from structcrawl.crawling.arguments import StartError
 from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
-from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 from structcrawl.sitemodel import MDL_DECIMALS
 from structcrawl.store.schema import StoreError
 
@@ -71,13 +69,9 @@ class HarvestSpider(scrapy.Spider):
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
-        from structcrawl.crawling.extensions import HarvestLogStats
+        from structcrawl.crawling.extensions import HarvestLogStats, install_defaults
 
-        for name, value in STRUCTCRAWL_DEFAULTS.items():
-            settings.set(name, value, priority="default")
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", HarvestLogStats, 500)
-        if settings.getpriority("EXTENSIONS") < SETTINGS_PRIORITIES["spider"]:
-            settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
+        install_defaults(settings, HarvestLogStats)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarvestSpider:

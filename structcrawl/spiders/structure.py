@@ -27,7 +27,6 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Response
-from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.defer import deferred_from_coro
 
 from structcrawl.core.features import extract
@@ -39,7 +38,6 @@ from structcrawl.crawling.modelstep import ModelSteps
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.storelink import StoreLink
-from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 from structcrawl.sitemodel import model_document, write_model
 
 if TYPE_CHECKING:
@@ -72,17 +70,9 @@ class StructureSpider(scrapy.Spider):
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
-        from structcrawl.crawling.extensions import StructureLogStats
+        from structcrawl.crawling.extensions import StructureLogStats, install_defaults
 
-        # also in a Scrapy project whose settings know nothing of structcrawl
-        for name, value in STRUCTCRAWL_DEFAULTS.items():
-            settings.set(name, value, priority="default")
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", StructureLogStats, 500)
-        # `scrapy crawl` applies the process settings over the crawler's once more
-        # (CrawlerProcess.create_crawler given a crawler): at default priority the
-        # project's EXTENSIONS would replace this dict, and the progress line be lost
-        if settings.getpriority("EXTENSIONS") < SETTINGS_PRIORITIES["spider"]:
-            settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
+        install_defaults(settings, StructureLogStats)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> StructureSpider:
