@@ -3,7 +3,7 @@ merge veto would have kept apart gives them back, to the class they fit or a new
 
 from structcrawl.core.frontier import Frontier
 from structcrawl.core.model import Costs, Page, SiteModel
-from structcrawl.core.split import split_told_apart, told_apart_members
+from structcrawl.core.split import regroup, told_apart_members
 
 CHROME = ("nav/a", "footer/a")
 
@@ -31,7 +31,7 @@ def test_members_pages_absorbed_one_at_a_time_are_split_off():
     # sections the other never shows, twice or more — the merge veto's rule
     model = model_of([class_pages(8) + members_pages(2)])
     assert sorted(told_apart_members(model, 0)) == ["members0", "members1"]
-    assignment = split_told_apart(model)
+    assignment = regroup(model)
     assert {assignment[f"members{i}"] for i in range(2)} == {1}
     assert {assignment[f"class{i}"] for i in range(8)} == {0}
 
@@ -39,7 +39,7 @@ def test_members_pages_absorbed_one_at_a_time_are_split_off():
 def test_one_absorbed_page_is_no_evidence():
     model = model_of([class_pages(8) + members_pages(1)])
     assert told_apart_members(model, 0) is None
-    assert split_told_apart(model) is None
+    assert regroup(model) is None
 
 
 def test_an_optional_section_is_not_a_template_of_its_own():
@@ -51,7 +51,7 @@ def test_an_optional_section_is_not_a_template_of_its_own():
 
 def test_a_split_off_group_joins_the_class_it_fits():
     model = model_of([class_pages(8) + members_pages(2), members_pages(5)[2:]])
-    assignment = split_told_apart(model)
+    assignment = regroup(model)
     assert {assignment[f"members{i}"] for i in range(5)} == {1}
 
 
@@ -73,3 +73,56 @@ def test_a_group_missing_one_section_of_the_rest_stays():
     scoped = [page(f"sc{i}", "body/a", "toc/a", "scope/a") for i in range(2)]
     model = model_of([chapters + scoped])
     assert told_apart_members(model, 0) is None
+
+
+def shaped(url, tags, *paths):
+    return Page(url, frozenset(CHROME + paths), len(paths) + 2, frozenset(tags))
+
+
+OVERVIEW_TAGS = ("body/div/p", "body/div/h2", "body/div/ul/li", "body/div/toc")
+MEMBERS_TAGS = ("body/div/table/tr/td", "body/div/table/tr/td/b", "body/div/p")
+
+
+def test_a_class_mixing_two_templates_by_presence_splits_in_two():
+    # a loose class grew one page at a time: overview pages (text links, a contents
+    # box, sometimes a list) and "all members" pages (a member table), in no order;
+    # neither side has a section the other *never* shows (a few overviews link
+    # from a member-like table too), yet two classes code the pages far shorter
+    overviews = [shaped(f"ov{i}", OVERVIEW_TAGS, "descr/a", "toc/a", *(("list/a",) if i % 2 else ()))
+                 for i in range(12)]
+    overviews[0] = shaped("ov0", OVERVIEW_TAGS, "descr/a", "toc/a", "table/a")
+    members = [shaped(f"mem{i}", MEMBERS_TAGS, "table/a", "p/a") for i in range(20)]
+    model = model_of([overviews + members])
+    assert told_apart_members(model, 0) is None
+    assignment = regroup(model)
+    assert len({assignment[p.url] for p in overviews}) == 1
+    assert len({assignment[p.url] for p in members}) == 1
+    assert assignment["ov1"] != assignment["mem1"]
+
+
+def test_an_optional_block_of_sections_does_not_split_a_class():
+    # Javadoc class pages with and without fields: the field summary and field
+    # details come together, on the same page skeleton (tag paths) as the rest
+    tags = tuple(f"body/div/section{i}/p" for i in range(12))
+    plain = [shaped(f"c{i}", tags, "summary/a", "methods/a", "detail/a") for i in range(12)]
+    fields = [shaped(f"f{i}", tags + ("body/div/fields/table", "body/div/fields/h3"), "summary/a", "methods/a",
+                     "detail/a", "field-summary/a", "field-detail/a") for i in range(10)]
+    model = model_of([plain + fields])
+    assert regroup(model) is None
+
+
+def test_a_page_judged_alone_joins_the_class_its_paths_now_belong_to():
+    # a reference page arrived before its template's class had its optional
+    # sections: a class of its own then; now every path it has is the class's
+    refs = [page(f"ref{i}", "module/a", "exports/a", "types/a" if i % 2 else "funcs/a") for i in range(10)]
+    early = page("calendar", "module/a", "exports/a", "types/a", "funcs/a")
+    model = model_of([refs, [early]])
+    assignment = regroup(model)
+    assert assignment["calendar"] == 0
+
+
+def test_a_page_of_a_type_of_its_own_stays_alone():
+    refs = [page(f"ref{i}", "module/a", "exports/a") for i in range(10)]
+    index = page("index", "apps/a", "apps/li/a")
+    model = model_of([refs, [index]])
+    assert regroup(model) is None

@@ -20,7 +20,7 @@ from structcrawl.core.frontier import Batch, Frontier
 from structcrawl.core.model import Costs, Decision, Page, SiteModel
 from structcrawl.core.recluster import recluster
 from structcrawl.core.refine import Merge, Refiner
-from structcrawl.core.split import split_told_apart
+from structcrawl.core.split import regroup
 from structcrawl.core.stability import Check, StabilityRule
 from structcrawl.core.urls import normalize_url
 
@@ -205,7 +205,7 @@ class Explorer:
         dict lookups; the re-clustering is O(pages × classes)."""
         if self.recluster:
             self._recluster()
-        self._split()
+        self._regroup()
         before, checked_pages = self._checked
         now = self.model.page_class
         new = self.order[checked_pages:]
@@ -221,10 +221,10 @@ class Explorer:
         self._checked = (dict(now), len(now))
         self._found_at_check = self.frontier.mark()
 
-    def _split(self) -> None:
-        """Split off the members each class holds that ``told_apart`` would have refused to
-        merge (``structcrawl.core.split``); the frontier follows the new classes."""
-        assignment = split_told_apart(self.model)
+    def _regroup(self) -> None:
+        """Undo the decisions today's evidence overturns (``structcrawl.core.split``): split
+        off told-apart groups and mixtures, re-home one-page classes; the frontier follows."""
+        assignment = regroup(self.model)
         if assignment is None:
             return
         model = self.model
@@ -237,7 +237,10 @@ class Explorer:
                 moved.setdefault((model.page_class[url], assignment[url]), []).append(url)
         spell = self.model.speller.collections
         for (old, new), urls in sorted(moved.items()):
-            self.frontier.split_class(old, new, (self._in_scope(spell(self.links[u])) for u in urls))
+            if old in self.model.classes:
+                self.frontier.split_class(old, new, (self._in_scope(spell(self.links[u])) for u in urls))
+            else:  # the whole class moved: a one-page class re-homed
+                self.frontier.merge_classes(new, old)
 
     def _recluster(self) -> None:
         model = self.model

@@ -118,6 +118,8 @@ class PageClass:
     url_total: int = 0  #: Σ URLs over members
     tag_counts: Counter = field(default_factory=Counter)  #: tag path -> members having it
     _absent: tuple[int, float] = (-1, 0.0)  #: (size, Σ absent-path bits) cache of ``absent_bits``
+    #: size at which ``split.mixed_members`` last found the class one template (it only grows)
+    unmixed_at: int = -1
 
     @property
     def size(self) -> int:
@@ -262,7 +264,8 @@ class SiteModel:
         known = len(self.known_paths) + sum(1 for p in cand.schema if p not in self.known_paths)
         return math.log2(max(2, known))
 
-    def merge_bits(self, cand: Candidate, cls: PageClass, path_bits: float) -> float:
+    def merge_bits(self, cand: Candidate, cls: PageClass, path_bits: float,
+                   known: set[str] | frozenset[str] | None = None) -> float:
         """Bits of ``cand``'s pages coded in ``cls`` (``class_code_length`` of each page
         against the class as it is) plus spelling out the paths the class schema gains.
         A path no class has and only one page of the candidate shows is not evidence
@@ -272,12 +275,13 @@ class SiteModel:
         O(candidate paths): the class's share comes from its cached ``absent_bits``.
         Sums are ``math.fsum``: exact whatever the order of the terms, which follows
         the set order of path strings and so changes with the process's hash seed;
-        a resumed crawl must replay to the very same decisions."""
+        a resumed crawl must replay to the very same decisions.
+        ``known``: the paths that count as seen elsewhere (default: every class's)."""
         n, m = cls.size, cand.size
         escape = math.log2((n + 2 * _ALPHA) / _ALPHA)
         counts = cls.path_counts
         terms = [m * math.log2(max(len(self.pages), n) / n), m * cls.absent_bits()]
-        known = self.known_paths
+        known = self.known_paths if known is None else known
         for path, j in cand.path_counts.items():
             k = counts.get(path)
             if k is None:
@@ -287,11 +291,12 @@ class SiteModel:
                 terms.append(j * math.log2((n - k + _ALPHA) / (k + _ALPHA)))
         return math.fsum(terms)
 
-    def new_bits(self, cand: Candidate, path_bits: float) -> float:
+    def new_bits(self, cand: Candidate, path_bits: float, known: set[str] | frozenset[str] | None = None) -> float:
         """Bits of ``cand`` as a class of its own: its schema spelled out, each path's
         presence over its pages (Krichevsky–Trofimov), the class label of each page."""
         m = cand.size
-        evidence = [j for p, j in cand.path_counts.items() if j > 1 or p in self.known_paths]
+        known = self.known_paths if known is None else known
+        evidence = [j for p, j in cand.path_counts.items() if j > 1 or p in known]
         bits = m * math.log2((len(self.pages) + m) / m) + path_bits * len(evidence)
         return bits + math.fsum(kt_bits(j, m) for j in evidence)
 

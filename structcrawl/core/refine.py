@@ -63,6 +63,12 @@ def core_sections(cls) -> frozenset[str]:
     return frozenset(p for p, k in cls.path_counts.items() if k >= least)
 
 
+def site_chrome(model: SiteModel) -> set[str]:
+    """The core sections of ``CHROME_SHARE`` of the classes or more: the site's chrome."""
+    cores = [core_sections(cls) for cls in model.classes.values()]
+    return {p for p, n in Counter(p for c in cores for p in c).items() if n >= CHROME_SHARE * len(cores)}
+
+
 def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
     """The smaller class's core sections, chrome aside, are the other's but for
     ``NESTED_SLACK``, and they share ``NESTED_EVIDENCE`` of them: one template whose
@@ -115,8 +121,7 @@ class Refiner:
         prints = {cid: cls.fingerprint(self.occurrence) for cid, cls in classes.items()}
         alike: dict[tuple[int, int], float] = {}
         cores = {cid: core_sections(cls) for cid, cls in classes.items()}
-        shared_by_most = {p for p, n in Counter(p for c in cores.values() for p in c).items()
-                          if n >= CHROME_SHARE * len(cores)}
+        shared_by_most = site_chrome(model)
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])

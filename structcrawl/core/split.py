@@ -1,29 +1,44 @@
-"""Undoing a merge: split off the members of a class that its own rules tell apart.
+"""Undoing decisions: at each check the model re-judges what the update decided once.
 
-The model update decides each candidate once (Crescenzi et al. Fig. 5): a page
-that arrives alone is weak evidence for a class of its own, and the §3.2 code
-rightly lets a large class absorb it — a QDoc "all members" page, its only
-link sections the site's chrome and a member table, joins the class pages.
-When more pages of that kind arrive one at a time, each joins them too.  The
-decision should be undone once the evidence is there: the members that share
-a section the rest of the class never shows, and that lack sections the rest
-of the class has on nearly every page, are two templates — exactly what
-``told_apart`` refuses to merge.  ``told_apart_members`` applies that same rule
-after the fact, so the model never holds a merge it would refuse to make
-(a group of two pages or more on each side, as for the merge veto).
+The model update decides each candidate once (Crescenzi et al. Fig. 5), with
+what the model knew then.  Three kinds of decision are undone once the
+evidence is there (``regroup``):
+
+* **A merge the veto would refuse.**  A page that arrives alone is weak
+  evidence for a class of its own, and the §3.2 code rightly lets a large
+  class absorb it — a QDoc "all members" page, its only link sections the
+  site's chrome and a member table, joins the class pages, and so does every
+  later one arriving alone.  The members that share a section the rest of the
+  class never shows, and lack sections the rest has on nearly every page, are
+  two templates — exactly what ``told_apart`` refuses to merge
+  (``told_apart_members``, a group of two pages or more on each side, as for
+  the merge veto).
+* **A mixture.**  A loose class can absorb page after page of two templates
+  neither of which has a section of its own; the two-part code of the class
+  says when two classes describe its members shorter (``mixed_members``).
+* **A class founded by one page**, its paths then unknown: once other pages
+  show them, the page goes to the class the update would now choose
+  (``home``), unless a class of its own still codes shorter.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Collection
 
-from structcrawl.core.model import SECTION_SHARE, Candidate, SiteModel, told_apart
+from structcrawl.core.model import _ALPHA, FINGERPRINT_SIMILARITY, SECTION_SHARE, Candidate, SiteModel, told_apart
+from structcrawl.core.recluster import class_bits
+from structcrawl.core.refine import CORE_SHARE, nested, site_chrome
+from structcrawl.core.unionfind import jaccard
 
 #: Sections the rest of a class shows on nearly every page and the group never does,
 #: for the group to leave: one missing section is an optional one (erl_docgen chapters
 #: with or without a "scope" heading), a template of its own lacks the class's frame
 #: (a QDoc members page has none of the class page's summary, contents or details).
 MISSING_SECTIONS = 2
+#: Rounds of moving each member of a mixed class to the side that codes it shorter, at most.
+SIDE_ROUNDS = 3
 
 
 def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
@@ -49,24 +64,119 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
             if path in schema:
                 inside.update(schema)
         outside = cls.path_counts - inside
-        missing = sum(1 for p, c in outside.items() if c >= SECTION_SHARE * (n - k) and p not in inside)
-        if missing >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k):
+        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k):
             best = (k, path)
     if best is None:
         return None
     return [url for url in cls.members if best[1] in schemas[url]]
 
 
-def home(model: SiteModel, group: list[str], origin: int) -> int | None:
-    """The class other than ``origin`` a split-off group joins, as the model update would
-    place it (``SiteModel.update``'s code lengths, never a class it is told apart from),
-    or None for a class of its own: a QDoc members page split off the class pages goes
-    to the members pages' class when there is one."""
+
+
+def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str] | None:
+    """The smaller side of class ``class_id`` when the class is a mixture of two
+    templates, or None.
+
+    A class grown one page at a time can hold two templates none of whose sections
+    is exclusive (QDoc overview pages and "all members" pages: a few overviews
+    show a member table too), so ``told_apart`` never fires; but two classes code
+    the pages far shorter, because each template's paths are present or absent
+    together.  The split is the merge pass of ``recluster`` run backwards, under
+    its two-part code (``class_bits``; the schema both sides share spelled once):
+    the best split by one path's presence, then each member moved to the side
+    whose adaptive code is shorter (``SIDE_ROUNDS``), kept when it codes shorter
+    than the whole.  The two sides must be what refinement would keep apart —
+    core sections not nested, tag-path fingerprints below the merge similarity —
+    or refinement would merge them back at its next run.  O(paths² · members / 64)
+    word operations per class (presence columns are integers used as bit sets).
+    """
+    cls = model.classes[class_id]
+    n = cls.size
+    if n < 4 or cls.unmixed_at == n:
+        return None
+    cls.unmixed_at = n  # until the class grows: the code hardly moves with the rest of the model
+    members = cls.members
+    columns: dict[str, int] = {}  #: path -> bit set of the members having it
+    for i, url in enumerate(members):
+        for p in model.pages[url].schema:
+            columns[p] = columns.get(p, 0) | 1 << i
+    total = len(model.pages)
+    path_bits = math.log2(max(2, len(model.known_paths)))
+    whole = class_bits(cls.path_counts, n, total, path_bits)
+
+    def saving(side: int) -> float:
+        k = side.bit_count()
+        if k < 2 or n - k < 2:
+            return 0.0
+        a, b = _sides(columns, side, cls.path_counts)
+        shared = sum(1 for p in a if p in b)
+        return whole + path_bits * shared - class_bits(a, k, total, path_bits) - class_bits(b, n - k, total, path_bits)
+
+    gain, path = max((saving(column), p) for p, column in sorted(columns.items()))
+    if gain <= 0:
+        return None
+    side = columns[path]
+    for _ in range(SIDE_ROUNDS):
+        moved = _cheaper_side(model, members, columns, side, cls.path_counts)
+        if saving(moved) <= saving(side):
+            break
+        side = moved
+    inside = [u for i, u in enumerate(members) if side >> i & 1]
+    outside = [u for i, u in enumerate(members) if not side >> i & 1]
+    a, b = _sides(columns, side, cls.path_counts)
+    if nested(_core(a, len(inside)), _core(b, len(outside)), chrome):
+        return None
+    prints = (Candidate([model.pages[u] for u in urls]).fingerprint for urls in (inside, outside))
+    if jaccard(*prints) >= FINGERPRINT_SIMILARITY:
+        return None
+    return min(inside, outside, key=len)
+
+
+def _sides(columns: dict[str, int], side: int, counts: Counter) -> tuple[Counter, Counter]:
+    """Path counts of the members in ``side`` and of the others (paths they have only)."""
+    inside = Counter({p: n for p, n in ((p, (c & side).bit_count()) for p, c in columns.items()) if n})
+    return inside, Counter({p: c - inside[p] for p, c in counts.items() if c > inside[p]})
+
+
+def _core(counts: Counter, n: int) -> frozenset[str]:
+    return frozenset(p for p, k in counts.items() if k >= CORE_SHARE * n)
+
+
+def _cheaper_side(model: SiteModel, members: list[str], columns: dict[str, int], side: int,
+                  counts: Counter) -> int:
+    """``side`` after each member moved to the side whose adaptive presence code
+    (``class_code_length``'s, over the class's paths) is shorter."""
+    n = len(members)
+    halves = [(side.bit_count(), _sides(columns, side, counts)[0])]
+    halves.append((n - halves[0][0], _sides(columns, side, counts)[1]))
+    moved = 0
+    for i, url in enumerate(members):
+        schema = model.pages[url].schema
+        bits = []
+        for size, cnt in halves:
+            denom = size + 2 * _ALPHA
+            bits.append(math.fsum([math.log2(n / size)] + [
+                -math.log2(((cnt[p] if p in schema else size - cnt[p]) + _ALPHA) / denom) for p in counts]))
+        if bits[0] <= bits[1]:
+            moved |= 1 << i
+    return moved
+
+
+def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[int] = ()) -> int | None:
+    """The class other than ``origin`` and ``exclude`` a group of its members joins, as the
+    model update would place it (``SiteModel.update``'s code lengths, never a class it is
+    told apart from), or None for a class of its own: a QDoc members page split off the
+    class pages goes to the members pages' class when there is one.  A path that only the group's
+    pages show is not evidence, as in the update (``SiteModel.merge_bits``)."""
     cand = Candidate([model.pages[u] for u in group])
+    rest = model.classes[origin].path_counts
+    others = [c.path_counts for cid, c in model.classes.items() if cid != origin]
+    own = {p for p, j in cand.path_counts.items() if j == 1 and rest[p] == 1 and not any(p in c for c in others)}
+    known = model.known_paths - own if own else None
     path_bits = model._path_bits(cand)
-    new = model.new_bits(cand, path_bits)
-    costs = sorted((model.merge_bits(cand, cls, path_bits), cid) for cid, cls in model.classes.items()
-                   if cid != origin)
+    new = model.new_bits(cand, path_bits, known)
+    costs = sorted((model.merge_bits(cand, cls, path_bits, known), cid) for cid, cls in model.classes.items()
+                   if cid != origin and cid not in exclude)
     for bits, cid in costs:
         if bits >= new:
             break
@@ -76,20 +186,44 @@ def home(model: SiteModel, group: list[str], origin: int) -> int | None:
     return None
 
 
-def split_told_apart(model: SiteModel) -> dict[str, int] | None:
-    """The assignment (url -> class id) with every told-apart group split off, into the
-    class it fits (``home``) or a class of its own (fresh ids, in class-id order); None
-    when no class holds such a group."""
+def _missing(counts: Counter, n: int, group: Counter) -> int:
+    """Sections on nearly every page of a class (``SECTION_SHARE``) that a group never shows."""
+    return sum(1 for p, c in counts.items() if c >= SECTION_SHARE * n and p not in group)
+
+
+def regroup(model: SiteModel) -> dict[str, int] | None:
+    """The assignment (url -> class id) with every decision undone that today's evidence
+    overturns, or None when there is none: a one-page class whose page now fits another
+    class (``home``); a told-apart group (``told_apart_members``) or a mixture's smaller
+    side (``mixed_members``) split off into the class it fits or a class of its own
+    (fresh ids, in class-id order)."""
     assignment = dict(model.page_class)
     next_id = model._next_id
-    split = False
+    changed = False
+    chrome = site_chrome(model)
+    groups: dict[int, list[str]] = {}
+    mixed: set[int] = set()  #: classes whose group is a mixture's side
     for class_id in sorted(model.classes):
+        cls = model.classes[class_id]
+        if cls.size == 1:
+            target = home(model, cls.members, class_id)
+            if target is not None:
+                changed = True
+                assignment[cls.members[0]] = target
+            continue
         group = told_apart_members(model, class_id)
+        if not group:
+            group = mixed_members(model, class_id, chrome)
+            if group:
+                mixed.add(class_id)
         if group:
-            split = True
-            target = home(model, group, class_id)
-            if target is None:
-                target, next_id = next_id, next_id + 1
-            for url in group:
-                assignment[url] = target
-    return assignment if split else None
+            groups[class_id] = group
+    for class_id, group in groups.items():
+        changed = True
+        # not into another mixture: two mixtures would trade groups check after check
+        target = home(model, group, class_id, exclude=mixed)
+        if target is None:
+            target, next_id = next_id, next_id + 1
+        for url in group:
+            assignment[url] = target
+    return assignment if changed else None
