@@ -3,7 +3,7 @@ merge veto would have kept apart gives them back, to the class they fit or a new
 
 from structcrawl.core.frontier import Frontier
 from structcrawl.core.model import Costs, Page, SiteModel
-from structcrawl.core.split import regroup, told_apart_members
+from structcrawl.core.split import home, regroup, told_apart_members
 
 CHROME = ("nav/a", "footer/a")
 
@@ -126,3 +126,11 @@ def test_a_page_of_a_type_of_its_own_stays_alone():
     index = page("index", "apps/a", "apps/li/a")
     model = model_of([refs, [index]])
     assert regroup(model) is None
+
+
+def test_a_group_never_goes_into_a_class_being_split_as_a_mixture():
+    # the members pages fit class 1; when class 1 is itself split as a mixture at
+    # this check, they get a class of their own instead of shuttling between the two
+    model = model_of([class_pages(8) + members_pages(2), members_pages(5)[2:]])
+    assert home(model, ["members0", "members1"], 0) == 1
+    assert home(model, ["members0", "members1"], 0, exclude={1}) is None
