@@ -134,3 +134,8 @@ def test_a_group_never_goes_into_a_class_being_split_as_a_mixture():
     model = model_of([class_pages(8) + members_pages(2), members_pages(5)[2:]])
     assert home(model, ["members0", "members1"], 0) == 1
     assert home(model, ["members0", "members1"], 0, exclude={1}) is None
+
+
+def test_a_class_of_pages_without_links_is_left_alone():
+    dead_ends = [Page(f"src{i}", frozenset(), 0, frozenset({"body/pre"})) for i in range(6)]
+    assert regroup(model_of([dead_ends, class_pages(4)])) is None

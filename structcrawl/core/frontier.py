@@ -101,6 +101,8 @@ class Frontier:
         self.issued: set[str] = set()
         self._seq = 0
         self._class_links: Counter = Counter()  #: class id -> links over all its collections
+        #: key of a collection folded into another by a class merge -> the key it lives under
+        self._renamed: dict[tuple[int, str], tuple[int, str]] = {}
 
     # -- filling -------------------------------------------------------------
     def seed(self, url: str) -> Batch:
@@ -138,6 +140,8 @@ class Frontier:
         first ``trap_pages`` URLs or more were 90 % copies or failures is a trap — the same
         page under endless URLs (``index.html?<anything>``), links robots.txt forbids, dead
         links — and is emptied; returns True then."""
+        while key in self._renamed:  # its class was merged while the batch was out
+            key = self._renamed[key]
         coll = self.collections.get(key) if key is not None else None
         if coll is None:
             return False
@@ -154,6 +158,7 @@ class Frontier:
         """Class ``gone`` was folded into ``keep``: fold its collections too."""
         for key in [k for k in self.collections if k[0] == gone]:
             coll = self.collections.pop(key)
+            self._renamed[key] = (keep, coll.path)
             target = self.collections.get((keep, coll.path))
             if target is None:
                 coll.source = keep
@@ -165,6 +170,13 @@ class Frontier:
                     target.urls.append(url)
             target.leads_to.update(coll.leads_to)
             target.seq = min(target.seq, coll.seq)
+            # what one path was found to do holds for the same path of the merged class:
+            # a trap's failures would otherwise be fetched again under the new key
+            target.fetched += coll.fetched
+            target.duplicates += coll.duplicates
+            target.pages += coll.pages
+            target.tried = target.tried or coll.tried
+            target.trap = target.trap or coll.trap
         for coll in self.collections.values():
             if gone in coll.leads_to:
                 coll.leads_to[keep] += coll.leads_to.pop(gone)

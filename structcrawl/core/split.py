@@ -112,7 +112,7 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
         shared = sum(1 for p in a if p in b)
         return whole + path_bits * shared - class_bits(a, k, total, path_bits) - class_bits(b, n - k, total, path_bits)
 
-    gain, path = max((saving(column), p) for p, column in sorted(columns.items()))
+    gain, path = max(((saving(column), p) for p, column in sorted(columns.items())), default=(0.0, None))
     if gain <= 0:
         return None
     side = columns[path]
