@@ -107,7 +107,8 @@ class Truth:
             return [s._book_title(s.tag_books[j]) for j in range(start, min(hi, start + HITS_PER_PAGE))]
         if cls == "news_index":
             start = (page - 1) * NEWS_PER_PAGE
-            return [s._article_title(s.n_articles - 1 - k) for k in range(start, min(s.n_recent, start + NEWS_PER_PAGE))]
+            newest = s.n_articles - 1
+            return [s._article_title(newest - k) for k in range(start, min(s.n_recent, start + NEWS_PER_PAGE))]
         return None
 
 
@@ -253,6 +254,16 @@ def test_extract_command_gives_the_fields_of_urls_files_and_stdin(demo, tmp_path
         values = [v for v in rec["fields"].values()]
         assert want["title"] in values and want["price"] in values and want["publisher"] in values
         assert rec["records"] is None
+
+
+def test_extract_refuses_a_model_with_a_broken_xpath(demo, tmp_path):
+    _site, base, doc, _out = demo
+    broken = json.loads(json.dumps(doc))
+    entry = next(c for c in broken["classes"] if c["fields"])
+    entry["fields"][0]["xpath"] = "//div[@class="
+    path = tmp_path / "broken.model.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    helpers.assert_one_error(structcrawl("extract", str(path), base + "/"), "not an XPath 1.0 expression")
 
 
 def test_harvest_items_carry_fields_and_records(demo, tmp_path):

@@ -22,6 +22,7 @@ from w3lib.encoding import html_to_unicode
 from structcrawl.analysis.classify import Classifier
 from structcrawl.analysis.extract import Extractor
 from structcrawl.commands.classify import InputError, PageReader, is_url, run_pages
+from structcrawl.commands.errors import CommandError
 from structcrawl.core.urls import normalize_url
 from structcrawl.sitemodel import LoadedModel
 
@@ -45,7 +46,11 @@ def extract_one(classifier: Classifier, extractor: Extractor, reader: PageReader
 
 
 def _record_of(model: LoadedModel, reader: PageReader):
-    return partial(extract_one, Classifier(model), Extractor(model.document), reader)
+    try:
+        extractor = Extractor(model.document)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    return partial(extract_one, Classifier(model), extractor, reader)
 
 
 def run(args: argparse.Namespace) -> int:
