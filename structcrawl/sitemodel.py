@@ -29,9 +29,7 @@ from structcrawl.files import atomic_write
 logger = logging.getLogger(__name__)
 
 FORMAT = "structcrawl-site-model"
-FORMAT_VERSION = 3
-#: Versions this structcrawl reads: 2 is 3 without the classes' fields and records.
-READ_VERSIONS = (2, 3)
+FORMAT_VERSION = 2
 
 #: Defaults of the export's own knobs (the spider passes the STRUCTCRAWL_* settings).
 DEFAULT_SAMPLES = 5
@@ -467,10 +465,9 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
         f"bad format_version {version!r} (expected an integer)",
     )
     _expect(
-        version in READ_VERSIONS,
+        version == FORMAT_VERSION,
         source,
-        f"unsupported format_version {version} (this structcrawl {_version()} reads versions "
-        f"{', '.join(map(str, READ_VERSIONS))})",
+        f"unsupported format_version {version} (this structcrawl {_version()} reads version {FORMAT_VERSION})",
     )
     for key in ("site", "parameters", "mdl"):
         _expect(isinstance(document.get(key), dict), source, f"missing or malformed {key!r} section")

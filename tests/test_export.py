@@ -38,7 +38,7 @@ def document(crawl, **kw):
 
 def test_top_level_layout(crawl):
     doc = document(crawl)
-    assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 3
+    assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 2
     assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
                         "spelling", "merges", "history", "checks"}
     assert doc["spelling"]["ids"] == sorted(crawl[2].model.speller.kept)

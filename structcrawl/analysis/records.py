@@ -15,8 +15,10 @@ differently formatted fields).  Here, on the pages kept for one class:
 2. Ranking: content coverage, measured on *informative* text only (the
    class's fields, :mod:`structcrawl.analysis.fields`), so menus and footers,
    repeated on every page, never count (U-REST's navigational repetitions),
-   averaged over the class's pages (0 where the region is missing).  The best
-   region is the class's record list when it covers
+   averaged over the class's pages (0 where the region is missing), among
+   regions whose records are alike (the largest holds at most
+   :data:`MAX_RECORD_SHARE` of the region's text: two layout columns are not
+   records).  The best region is the class's record list when it covers
    :data:`MIN_COVERAGE` of that content with :data:`MIN_RECORDS` records or
    more per page (median): category pages, search results, indexes.
 3. The record's fields: the text paths inside a record, relative to it,
@@ -38,7 +40,10 @@ from structcrawl.analysis.pagetree import SKIPPED_TAGS, TextNode, anchor, parse,
 #: Share of a page's informative text the records must hold (median page of the class).
 MIN_COVERAGE = 0.5
 #: Records per page (median over the pages that have the region) for a class to be a list.
-MIN_RECORDS = 2
+MIN_RECORDS = 3
+#: At most this share of a region's informative text in its largest record (mean over pages): records
+#: are alike (U-REST's clusters of similar subtrees); a layout column holding the page is not a record.
+MAX_RECORD_SHARE = 0.5
 #: Records of a class used to find its record fields (bounded work on huge lists).
 RECORD_SAMPLE = 2000
 DECIMALS = 4
@@ -127,17 +132,21 @@ def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextN
     best: tuple[float, str] | None = None
     best_counts: list[int] = []
     for x in sorted(candidates_x):
-        total = 0.0
+        total = largest = 0.0
         counts: list[int] = []
         for root, ch in zip(roots, chars):
             page_total = ch.get(root, 0)
             els = root.xpath(x)
             if len(els) < 2 or not page_total or 2 * sum(map(_linked, els)) < len(els):
                 continue
+            held = [ch.get(e, 0) for e in els]
+            if not sum(held):
+                continue
             counts.append(len(els))
-            total += sum(ch.get(e, 0) for e in els) / page_total
+            total += sum(held) / page_total
+            largest += max(held) / sum(held)
         score = total / m
-        if counts and (best is None or score > best[0]):
+        if counts and largest / len(counts) <= MAX_RECORD_SHARE and (best is None or score > best[0]):
             best, best_counts = (score, x), counts
     if best is None or best[0] < MIN_COVERAGE or statistics.median(best_counts) < MIN_RECORDS:
         return None
