@@ -63,21 +63,21 @@ def path_of(el: etree._Element) -> str:
     return "/".join(reversed(steps))
 
 
-def regions(root: etree._Element) -> set[str]:
-    """XPaths of the page's repeated regions: two or more same-step siblings."""
-    found: set[str] = set()
+def regions(root: etree._Element) -> dict[str, list[etree._Element]]:
+    """The page's repeated regions: XPath -> its elements (two or more same-step siblings under a parent)."""
+    found: dict[str, list[etree._Element]] = {}
     for el in root.iter():
         if not isinstance(el.tag, str) or el.tag in SKIPPED_TAGS:
             continue
-        counts: dict[str, int] = {}
+        groups: dict[str, list[etree._Element]] = {}
         for child in el:
             if isinstance(child.tag, str) and child.tag not in SKIPPED_TAGS:
-                s = step(child)
-                counts[s] = counts.get(s, 0) + 1
-        repeated = [s for s, n in counts.items() if n >= 2]
+                groups.setdefault(step(child), []).append(child)
+        repeated = {s: g for s, g in groups.items() if len(g) >= 2}
         if repeated:
             base = path_of(el)
-            found.update(f"{base}/{s}" for s in repeated)
+            for s, g in repeated.items():
+                found.setdefault(f"{base}/{s}", []).extend(g)
     return found
 
 
@@ -125,18 +125,18 @@ def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextN
     m = len(roots)
     if m == 0:
         return None
-    candidates_x: set[str] = set()
-    for root in roots:
-        candidates_x |= regions(root)
+    found = [regions(root) for root in roots]
     chars = [_subtree_chars(root, ns, informative_keys) for root, ns in zip(roots, nodes)]
     best: tuple[float, str] | None = None
     best_counts: list[int] = []
-    for x in sorted(candidates_x):
+    # scored on the elements grouped while walking each page (one pass, not one XPath per region and page);
+    # the chosen XPath is then evaluated for the exact counts
+    for x in sorted(set().union(*found)):
         total = largest = 0.0
         counts: list[int] = []
-        for root, ch in zip(roots, chars):
+        for root, ch, regs in zip(roots, chars, found):
             page_total = ch.get(root, 0)
-            els = root.xpath(x)
+            els = regs.get(x, ())
             if len(els) < 2 or not page_total or 2 * sum(map(_linked, els)) < len(els):
                 continue
             held = [ch.get(e, 0) for e in els]
@@ -152,13 +152,15 @@ def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextN
         return None
     coverage, x = best
     units: list[list[TextNode]] = []
+    per_page: list[int] = []
     for root in roots:
-        for el in root.xpath(x):
-            if len(units) >= RECORD_SAMPLE:
-                break
+        els = root.xpath(x)
+        if len(els) >= 2:
+            per_page.append(len(els))
+        for el in els[: max(0, RECORD_SAMPLE - len(units))]:
             units.append(text_nodes(el, start="."))
     fields = tuple(rank(candidates(units))[:MAX_FIELDS]) if len(units) >= MIN_UNITS else ()
-    return Records(x, round(coverage, DECIMALS), tuple(best_counts), fields)
+    return Records(x, round(coverage, DECIMALS), tuple(per_page), fields)
 
 
 @dataclass(frozen=True)
