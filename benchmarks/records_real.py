@@ -1,6 +1,7 @@
 """Fields and list records on the real documentation corpora.
 
     python benchmarks/records_real.py [--corpus geos --corpus ghc …] [--out benchmarks/out]
+    python benchmarks/records_real.py --analysis-cost [--corpus …]
 
 For each corpus (``benchmarks/corpora.py``, already unpacked): serve its html
 root on 127.0.0.1, learn the model with ``structcrawl crawl`` (stop=stable,
@@ -11,6 +12,10 @@ the records hold and records per page (min–max over the kept pages); then,
 for three pages of each list class (its first three samples), the records
 ``structcrawl extract``'s extractor finds on the file — the figures checked
 by hand in docs/benchmarks.md.  The models are kept in ``--out``.
+
+``--analysis-cost``: no crawl; the time the export spends on one class's
+fields and records in the worst case, the 20 largest pages
+(``STRUCTCRAWL_FIELD_PAGES``) of each truth class of each corpus.
 """
 
 from __future__ import annotations
@@ -84,11 +89,37 @@ def run_corpus(corpus: str, out: Path) -> None:
             print(f"check {corpus} class {cid} ({truth}) {rel}: {len(records)} records; first: {first!r}")
 
 
+def analysis_cost(corpus: str) -> None:
+    from structcrawl.analysis.records import analyse
+    from structcrawl.sitemodel import DEFAULT_FIELD_PAGES
+
+    root = corpora.root_dir(corpus)
+    by_class: dict[str, list[str]] = {}
+    for rel in corpora.html_pages(corpus):
+        by_class.setdefault(corpora.label(corpus, rel) or "?", []).append(rel)
+    for name, rels in sorted(by_class.items()):
+        largest = sorted(rels, key=lambda r: -os.path.getsize(os.path.join(root, r)))[:DEFAULT_FIELD_PAGES]
+        texts = []
+        for rel in largest:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+        t0 = time.perf_counter()
+        data = analyse({0: texts})[0]
+        print(f"| {corpus} | {name} | {len(texts)} | {sum(map(len, texts)) / 1e6:.1f} | "
+              f"{time.perf_counter() - t0:.1f} | {len(data.fields)} | {'yes' if data.records else 'no'} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", action="append", choices=VISIBLE)
     ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--analysis-cost", action="store_true", help="time the fields analysis on the largest pages")
     args = ap.parse_args(argv)
+    if args.analysis_cost:
+        print("| corpus | truth class | pages | MB | seconds | fields | records |\n|---|---|---|---|---|---|---|")
+        for corpus in args.corpus or VISIBLE:
+            analysis_cost(corpus)
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for corpus in args.corpus or VISIBLE:

@@ -77,7 +77,7 @@ def test_every_book_and_little_else(demo, model, tmp_path):
     assert truth(demo, "book") <= got  # recall 1.0
     assert len(got) == len(items)  # each page once
     assert {i["class"] for i in items} == {books}
-    assert set(items[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via"}
+    assert set(items[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "fields", "records"}
     stats = stats_of(res.stderr)
     # pages of classes the plan avoids (no way from them to a book) only as exploration, within its budget
     budget = STRUCTCRAWL_HARVEST_EXPLORE_MIN + STRUCTCRAWL_HARVEST_EXPLORE * stats["harvest/fetched"]
