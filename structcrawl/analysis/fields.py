@@ -1,4 +1,4 @@
-"""Informative paths of a page class: its data fields (Vertex §III-B, KeyClus key paths).
+"""Informative paths of a page class: its data fields (Vertex §III-B; Chakrabarti & Mehta's key paths).
 
 From the pages kept for a class (its *units*; the records of a list for
 :mod:`structcrawl.analysis.records`), every text-bearing node is grouped by
@@ -19,12 +19,14 @@ positions with a heading cell each (``<th>Published</th><td>…``) gives one
 field per position; a path with a varying number of nodes is one field with
 a list of values (``many``).
 
-Departure (KeyClus): Vertex measures ``I(X)`` inside one cluster only, so a
-site-wide box whose content rotates from page to page (a "bestsellers"
-sidebar) looks like data.  KeyClus separates templates by the paths they do
-*not* share; here a path that several classes share *with the same values*
-(:data:`TEMPLATE_SHARE` of the class's values also found at that path in
-another class) is the site's template, not the class's data.
+Departure (Chakrabarti & Mehta §3.4, "Template Removal"): Vertex measures
+``I(X)`` inside one cluster only, so a site-wide box whose content rotates from
+page to page (a "bestsellers" sidebar) looks like data.  Chakrabarti & Mehta
+remove site-template content (menus, navigation bars, ads) before they rank key
+paths, with a site-level template detector; ours: a path that other classes
+show *with the same values* (:data:`TEMPLATE_SHARE` of the class's values also
+found at that path in another class) is the site's template, not the class's
+data.
 
 Each field gets a name from the page itself, never invented: the heading
 cell before it, else its own last stable class token or id, else the
@@ -152,7 +154,7 @@ def measure(cand: Candidate) -> float:
 def rank(cands: Sequence[Candidate], template: Mapping[str, Counter] | None = None) -> list[Field]:
     """The fields among ``cands``: informative, not template, the heaviest first, with names.
 
-    ``template``: path → values other classes show there (see the module's KeyClus note).
+    ``template``: path → values other classes show there (see the module's note on template removal).
     """
     scored = []
     for cand in cands:
