@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from structcrawl.core.config import ExplorerConfig
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
-from structcrawl.sitemodel import DEFAULT_FINGERPRINT_PAGES, DEFAULT_SAMPLES
+from structcrawl.sitemodel import DEFAULT_FIELD_PAGES, DEFAULT_FINGERPRINT_PAGES, DEFAULT_SAMPLES
 
 # -- Scrapy ------------------------------------------------------------------
 BOT_NAME = "structcrawl"
@@ -127,6 +127,10 @@ STRUCTCRAWL_LOGSTATS_INTERVAL = 10.0
 STRUCTCRAWL_SAMPLES = DEFAULT_SAMPLES
 STRUCTCRAWL_FINGERPRINT_PAGES = DEFAULT_FINGERPRINT_PAGES
 STRUCTCRAWL_FINGERPRINT_OCCURRENCE = FINGERPRINT_OCCURRENCE
+#: Member pages per class whose HTML is kept (in memory, and in the crawl store
+#: with STRUCTCRAWL_DB) to find the class's fields and records for the model
+#: (docs/model-format.md); 0 keeps none and exports no fields.
+STRUCTCRAWL_FIELD_PAGES = DEFAULT_FIELD_PAGES
 
 #: Crawl state in a database (issue #5): a SQLAlchemy URL (``sqlite:///shop.db``,
 #: a bare file path meaning a SQLite file, or ``postgresql+psycopg://user@host/db``).

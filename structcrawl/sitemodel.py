@@ -35,6 +35,8 @@ FORMAT_VERSION = 2
 DEFAULT_SAMPLES = 5
 DEFAULT_FINGERPRINT_PAGES = 100
 DEFAULT_OCCURRENCE = FINGERPRINT_OCCURRENCE
+#: Member pages per class whose HTML is kept for its fields and records (Vertex keeps a sample too).
+DEFAULT_FIELD_PAGES = 20
 #: MDL figures are rounded to this many decimals (sums of 0.8s are not exact in binary).
 MDL_DECIMALS = 4
 
@@ -77,6 +79,42 @@ class TagPathSamples:
 
     def __len__(self) -> int:
         return len(self.by_url)
+
+
+class PageBodies:
+    """The HTML texts of up to ``per_class`` members of each class, for its fields and records.
+
+    A page is chosen at the model step that puts it into a class, while that
+    class has fewer than ``per_class`` chosen pages; the choice depends only on
+    the steps, so a resumed crawl (which replays them) and ``structcrawl
+    export`` choose the same pages and read their texts from the crawl store.
+    """
+
+    def __init__(self, per_class: int = DEFAULT_FIELD_PAGES) -> None:
+        self.per_class = per_class
+        self.texts: dict[str, str | None] = {}  #: chosen page -> its text (None until read)
+        self._per_class: Counter = Counter()
+
+    def keep(self, urls: Iterable[str], page_class: Mapping[str, int],
+             texts: Mapping[str, str] | None = None) -> list[str]:
+        """After a model step: choose among the pages it modelled; the URLs chosen."""
+        chosen = []
+        for url in urls:
+            cid = page_class.get(url)
+            if cid is None or url in self.texts or self._per_class[cid] >= self.per_class:
+                continue
+            self._per_class[cid] += 1
+            self.texts[url] = texts.get(url) if texts is not None else None
+            chosen.append(url)
+        return chosen
+
+    def get(self, url: str) -> str | None:
+        return self.texts.get(url)
+
+
+def storable_text(text: str) -> str:
+    """``text`` as it comes back from UTF-8 storage (lone surrogates replaced), so every export sees the same."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 # ---------------------------------------------------------------------------
@@ -205,8 +243,14 @@ def model_document(
     samples: int = DEFAULT_SAMPLES,
     fingerprint_pages: int = DEFAULT_FINGERPRINT_PAGES,
     occurrence: float = DEFAULT_OCCURRENCE,
+    bodies: Mapping[str, str] | PageBodies | None = None,
+    field_pages: int = DEFAULT_FIELD_PAGES,
 ) -> dict[str, Any]:
     """The JSON-ready site model of an :class:`~structcrawl.core.explorer.Explorer`.
+
+    ``bodies``: the HTML text of member pages (URL -> text); each class's
+    ``fields`` and ``records`` come from its first ``field_pages`` members
+    (membership order) that have one (:mod:`structcrawl.analysis.records`).
 
     ``crawl``: figures of the crawl that the explorer does not know (pages
     requested/fetched, stop reason, timestamps …), merged over the ones it
@@ -250,6 +294,8 @@ def model_document(
                      fingerprint_pages, occurrence)
         for cid in sorted(model.classes)
     ]
+    for entry, data in zip(classes, _class_data(model, bodies or {}, field_pages)):
+        entry.update(data)
     links = [
         {"source": src, "path": path, "target": dst, "count": count}
         for (src, path, dst), count in sorted(explorer.class_links().items())
@@ -292,6 +338,24 @@ def model_document(
         # the report plots it against parameters.stability.epsilon to show why the crawl stopped where it did
         "checks": [asdict(check) for check in getattr(stability, "checks", ())],
     }
+
+
+def _class_data(model: SiteModel, bodies: Mapping[str, str] | PageBodies,
+                field_pages: int) -> list[dict[str, Any]]:
+    """Each class's ``field_pages``, ``fields`` and ``records`` (and ``fields_note``), in class id order."""
+    from structcrawl.analysis.records import analyse
+
+    texts: dict[int, list[str]] = {}
+    for cid in sorted(model.classes):
+        kept = texts[cid] = []
+        for url in model.classes[cid].members:
+            text = bodies.get(url)
+            if text is not None:
+                kept.append(text)
+                if len(kept) >= field_pages:
+                    break
+    data = analyse(texts)
+    return [data[cid].document() for cid in sorted(model.classes)]
 
 
 def dumps(document: Mapping[str, Any]) -> str:

@@ -77,7 +77,7 @@ def test_every_book_and_little_else(demo, model, tmp_path):
     assert truth(demo, "book") <= got  # recall 1.0
     assert len(got) == len(items)  # each page once
     assert {i["class"] for i in items} == {books}
-    assert set(items[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via"}
+    assert set(items[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "fields", "records"}
     stats = stats_of(res.stderr)
     # pages of classes the plan avoids (no way from them to a book) only as exploration, within its budget
     budget = STRUCTCRAWL_HARVEST_EXPLORE_MIN + STRUCTCRAWL_HARVEST_EXPLORE * stats["harvest/fetched"]
@@ -108,7 +108,8 @@ def test_two_classes_to_csv_with_bodies(demo, model, tmp_path):
     assert re.search(r"Harvest closed \(finished\): \d+ targets of classes \d+,\d+ harvested", res.stderr)
     with out.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert set(rows[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "body"}
+    assert set(rows[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "fields", "records",
+                            "body"}
     got = {r["url"] for r in rows}
     assert truth(demo, "author") | truth(demo, "publisher") <= got
     assert all(r["body"].lstrip().lower().startswith("<!doctype html") for r in rows)

@@ -41,7 +41,7 @@ from structcrawl import __version__
 from structcrawl.analysis.classify import Classifier
 from structcrawl.commands.errors import CommandError
 from structcrawl.core.urls import normalize_url
-from structcrawl.sitemodel import ModelFormatError, load_model
+from structcrawl.sitemodel import LoadedModel, ModelFormatError, load_model
 
 #: Pages above this size are not classified (same order as the crawl's DOWNLOAD_MAXSIZE).
 MAX_BYTES = 16 * 1024 * 1024
@@ -152,7 +152,7 @@ def classify_one(classifier: Classifier, reader: PageReader, item: str) -> dict:
 
 
 def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out: IO[str],
-                    jobs: int = 8) -> tuple[int, int]:
+                    jobs: int = 8, command: str = "classify") -> tuple[int, int]:
     """Write ``record_of(input)`` of each of ``inputs`` as JSON lines on ``out``, in order; (inputs, errors)."""
     n = errors = 0
     window: deque[Future] = deque()
@@ -163,7 +163,7 @@ def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out
         n += 1
         if "error" in record:
             errors += 1
-            print(f"structcrawl classify: {record['input']}: {record['error']}", file=sys.stderr)
+            print(f"structcrawl {command}: {record['input']}: {record['error']}", file=sys.stderr)
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     if jobs <= 1:
@@ -171,7 +171,7 @@ def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out
             emit(record_of(item))
         out.flush()
         return n, errors
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="classify") as pool:
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix=command) as pool:
         for item in inputs:
             window.append(pool.submit(record_of, item))
             if len(window) >= limit:
@@ -183,6 +183,12 @@ def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out
 
 
 def run(args: argparse.Namespace) -> int:
+    return run_pages(args, lambda model, reader: partial(classify_one, Classifier(model), reader), "classify")
+
+
+def run_pages(args: argparse.Namespace, make_record_of: Callable[[LoadedModel, PageReader], Callable[[str], dict]],
+              command: str) -> int:
+    """``classify`` and ``extract``: check the arguments, then one JSON line per input from ``make_record_of``."""
     try:
         model = load_model(args.model)
     except ModelFormatError as exc:
@@ -198,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.inputs:
         raise CommandError("no input: give URLs, HTML files, or - to read them from stdin")
     reader = PageReader(args.base_url or model.start_url, root=args.root, timeout=args.timeout)
-    record_of = partial(classify_one, Classifier(model), reader)
+    record_of = make_record_of(model, reader)
     if args.output and args.output != "-":
         try:
             fh = open(args.output, "w", encoding="utf-8")
@@ -207,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         fh = sys.stdout
     try:
-        _n, errors = classify_stream(record_of, iter_inputs(args.inputs), fh, jobs=args.jobs)
+        _n, errors = classify_stream(record_of, iter_inputs(args.inputs), fh, jobs=args.jobs, command=command)
     except BrokenPipeError:
         return 0
     finally:

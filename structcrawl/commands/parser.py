@@ -60,6 +60,18 @@ def _add_crawl_options(p: argparse.ArgumentParser, default_output: str) -> None:
     p.add_argument("-L", "--loglevel", metavar="LEVEL", help="log level (default INFO)")
 
 
+def _add_page_inputs(p: argparse.ArgumentParser) -> None:
+    """The model and page inputs of ``classify`` and ``extract``."""
+    _add_shared(p, "model")
+    p.add_argument("inputs", metavar="INPUT", nargs="+", help="URL, HTML file, or - for stdin")
+    p.add_argument("--base-url", metavar="URL", help="URL of --root for local files (default: the model's start URL)")
+    p.add_argument("--root", default=".", metavar="DIR",
+                   help="directory that --base-url stands for (default: current directory)")
+    _add_shared(p, "output", metavar="FILE", help="write the JSON lines here (default stdout)")
+    p.add_argument("-j", "--jobs", type=int, default=8, metavar="N", help="inputs read in parallel (default 8)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-URL fetch timeout (default 30)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="structcrawl",
@@ -201,14 +213,17 @@ def build_parser() -> argparse.ArgumentParser:
         "when no class fits; an \"error\" key when the input could not be read). Exit status 1 when some "
         "input failed, 2 for a bad model or arguments.",
     )
-    _add_shared(p, "model")
-    p.add_argument("inputs", metavar="INPUT", nargs="+", help="URL, HTML file, or - for stdin")
-    p.add_argument("--base-url", metavar="URL", help="URL of --root for local files (default: the model's start URL)")
-    p.add_argument("--root", default=".", metavar="DIR",
-                   help="directory that --base-url stands for (default: current directory)")
-    _add_shared(p, "output", metavar="FILE", help="write the JSON lines here (default stdout)")
-    p.add_argument("-j", "--jobs", type=int, default=8, metavar="N", help="inputs classified in parallel (default 8)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per-URL fetch timeout (default 30)")
+    _add_page_inputs(p)
+
+    p = _add_command(
+        sub, "extract",
+        "extract the fields and records of pages (URLs or HTML files) with a site model",
+        "Classify each INPUT as 'classify' does, then evaluate its class's exported XPaths with parsel: "
+        "prints JSON lines {\"input\", \"url\", \"class\", \"fields\": {name: value}, \"records\": "
+        "[{name: value}, …] or null} in input order (an \"error\" key when the input could not be read). "
+        "Exit status 1 when some input failed, 2 for a bad model or arguments.",
+    )
+    _add_page_inputs(p)
 
     p = _add_command(
         sub, "report",

@@ -111,6 +111,7 @@ class CrawlConfig:
     samples: int
     fingerprint_pages: int
     occurrence: float
+    field_pages: int  #: member pages per class kept for its fields and records
     trap_pages: int
     max_inflight: int  #: popped URLs not yet in the model, at most
 
@@ -135,6 +136,7 @@ class CrawlConfig:
                 "samples": self.samples,
                 "fingerprint_pages": self.fingerprint_pages,
                 "occurrence": self.occurrence,
+                "field_pages": self.field_pages,
             },
         }
 
@@ -189,6 +191,7 @@ def crawl_config(arguments: Mapping[str, Any], settings: BaseSettings) -> CrawlC
         samples=settings.getint("STRUCTCRAWL_SAMPLES"),
         fingerprint_pages=settings.getint("STRUCTCRAWL_FINGERPRINT_PAGES"),
         occurrence=settings.getfloat("STRUCTCRAWL_FINGERPRINT_OCCURRENCE"),
+        field_pages=parse_int(settings.getint("STRUCTCRAWL_FIELD_PAGES"), "STRUCTCRAWL_FIELD_PAGES", 0),
         trap_pages=parse_int(settings.getint("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0),
         max_inflight=inflight if inflight > 0 else 2 * max(1, settings.getint("CONCURRENT_REQUESTS")),
     )

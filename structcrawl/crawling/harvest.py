@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from structcrawl import __version__
 from structcrawl.analysis.classify import Classifier
+from structcrawl.analysis.extract import Extractor
 from structcrawl.crawling.arguments import parse_bool, parse_int
 from structcrawl.sitemodel import LoadedModel, ModelFormatError, load_model
 
@@ -45,6 +46,7 @@ class HarvestConfig:
     explore_share: float
     explore_min: int
     body: bool
+    extractor: Extractor  #: the item's ``fields`` and ``records``, from the model's XPaths
     trap_pages: int
     max_inflight: int
 
@@ -115,6 +117,7 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
         explore_share=share,
         explore_min=parse_int(settings.getint("STRUCTCRAWL_HARVEST_EXPLORE_MIN"), "STRUCTCRAWL_HARVEST_EXPLORE_MIN", 0),
         body=parse_bool(settings.get("STRUCTCRAWL_HARVEST_BODY"), "STRUCTCRAWL_HARVEST_BODY"),
+        extractor=Extractor(model.document),
         trap_pages=parse_int(settings.getint("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0),
         max_inflight=inflight if inflight > 0 else 2 * max(1, settings.getint("CONCURRENT_REQUESTS")),
     )

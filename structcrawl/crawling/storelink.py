@@ -195,6 +195,29 @@ class StoreLink:
         )
         self._timed(t0)
 
+    def save_bodies(self, rows: list[tuple[str, str]]) -> None:
+        """Store the texts of pages just chosen for the fields (a few per class, written at once: see
+        :mod:`structcrawl.store.bodies`); a failure is logged and costs the stored model those fields only."""
+        if not rows:
+            return
+        import sqlalchemy as sa
+
+        from structcrawl.store import bodies
+
+        t0 = time.perf_counter()
+        try:
+            bodies.save(self.session.store.engine, self.session.job.id, rows)
+        except sa.exc.SQLAlchemyError as exc:
+            logger.warning("Job %r: could not store %d page text(s) for the fields: %s", self.job, len(rows),
+                           str(exc).splitlines()[0])
+        self._timed(t0)
+
+    def load_bodies(self, urls) -> dict[str, str]:
+        """The stored texts of those of ``urls`` a run before this one chose."""
+        from structcrawl.store import bodies
+
+        return bodies.load(self.session.store.engine, self.session.job.id, urls)
+
     def _timed(self, t0: float) -> None:
         ms = (time.perf_counter() - t0) * 1000
         self._ms_total += ms

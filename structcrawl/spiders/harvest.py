@@ -13,7 +13,9 @@ wiring: requests, callbacks, signals, stats and the items.
 One item per target page: ``url``, ``class``, ``cost`` (its classification
 cost in bits), ``status``, ``fetched_at`` (UTC, ISO 8601), ``referer`` (the
 page it was found on; null for the start URL) and ``via`` (the link-collection
-path it was found under), plus ``body`` with ``STRUCTCRAWL_HARVEST_BODY``.
+path it was found under), ``fields`` and ``records`` (the class's data, extracted
+with the model's XPaths: :mod:`structcrawl.analysis.extract`), plus ``body`` with
+``STRUCTCRAWL_HARVEST_BODY``.
 Robots.txt, the scope of the model's crawl, spider traps
 (:class:`~structcrawl.core.traps.TrapDetector`), ``URLLENGTH_LIMIT``,
 ``max_pages`` and Scrapy's CLOSESPIDER_* ceilings apply as in the structure spider.
@@ -219,6 +221,7 @@ class HarvestSpider(scrapy.Spider):
             "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "referer": entry.referer,
             "via": None if entry.key is None else entry.key[1],
+            **self.config.extractor.extract(response.text, cls),
         }
         if self.config.body:
             item["body"] = response.text

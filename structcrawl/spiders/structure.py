@@ -38,7 +38,7 @@ from structcrawl.crawling.modelstep import ModelSteps
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.storelink import StoreLink
-from structcrawl.sitemodel import model_document, write_model
+from structcrawl.sitemodel import PageBodies, model_document, storable_text, write_model
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -109,6 +109,10 @@ class StructureSpider(scrapy.Spider):
         # Scrapy's UrlLengthMiddleware only sees requests returned by callbacks, not engine.crawl()'s
         self.max_url_length = settings.getint("URLLENGTH_LIMIT")
         self.ledger = BatchLedger()
+        # the HTML of a few members per class, for the model's fields and records; texts of pages
+        # waiting for their model step are held until it chooses among them
+        self.bodies = PageBodies(config.field_pages)
+        self._texts: dict[str, str] = {}
         self._seq = 0
         self.requested = 0
         self.refused = 0  # requested URLs refused before any download (robots.txt, offsite, traps, length)
@@ -137,6 +141,7 @@ class StructureSpider(scrapy.Spider):
         self._seq = store.next_seq
         if resumed is not None:
             self._take_over(resumed)
+            self.bodies.texts.update(store.load_bodies(self.bodies.texts))
 
     def _take_over(self, resumed: Resumed) -> None:
         """Counters and stats of the runs before this one."""
@@ -150,6 +155,7 @@ class StructureSpider(scrapy.Spider):
 
     def _replayed_step(self, stored: StoredBatch, report: StepReport) -> None:
         self.steps.observe_traps(stored.pages, log=False)
+        self.bodies.keep([f.url for f in stored.pages], self.explorer.model.page_class)
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
         return {
@@ -279,7 +285,12 @@ class StructureSpider(scrapy.Spider):
 
     def _model_step(self, state: BatchState) -> None:
         step = self.steps.complete(state)
+        stepped = [state.pages[u].url for u in state.batch.urls if u in state.pages]  # batch order, as replayed
+        chosen = self.bodies.keep(stepped, self.explorer.model.page_class, self._texts)
+        for url in stepped:
+            self._texts.pop(url, None)
         if self.store is not None:
+            self.store.save_bodies([(url, self.bodies.texts[url]) for url in chosen])
             self.store.step(state, self.explorer, step.merges_before, self._store_figures())
         self.ledger.stepped(state)
         self._items.extend(self.steps.record(step, self.requested))
@@ -364,6 +375,8 @@ class StructureSpider(scrapy.Spider):
         else:
             ctype = response.headers.get(b"Content-Type")
             features = extract(response.body, final, ctype.decode("latin-1") if ctype else None)
+            if self.bodies.per_class:
+                self._texts[features.url] = storable_text(response.text)
             self.ledger.page(state, url, features, response.status, time.time())
         return self._output(self._advance())
 
@@ -512,6 +525,8 @@ class StructureSpider(scrapy.Spider):
             samples=config.samples,
             fingerprint_pages=config.fingerprint_pages,
             occurrence=config.occurrence,
+            bodies=self.bodies,
+            field_pages=config.field_pages,
         )
 
 

@@ -155,11 +155,14 @@ class CrawlStore:
         ``{"document": …, "counters": …}``); the export knobs and the extra
         parameters come from the job's parameters (``"document"``).
         """
-        from structcrawl.sitemodel import TagPathSamples, model_document
+        from structcrawl.sitemodel import DEFAULT_FIELD_PAGES, PageBodies, TagPathSamples, model_document
+        from structcrawl.store import bodies as stored_bodies
 
         info = self.job(name)
         doc = dict(info.parameters.get("document") or {})
         samples = TagPathSamples(int(doc.get("fingerprint_pages", 100)))
+        field_pages = int(doc.get("field_pages", DEFAULT_FIELD_PAGES))
+        chosen = PageBodies(field_pages)
         own: list[bool] = []
 
         def hook(explorer):
@@ -170,6 +173,7 @@ class CrawlStore:
             def keep(sb: StoredBatch, _report) -> None:
                 if not own[0]:
                     samples.keep(sb.pages, page_class)
+                chosen.keep([f.url for f in sb.pages], page_class)
 
             return keep
 
@@ -180,12 +184,15 @@ class CrawlStore:
         for key in ("samples", "fingerprint_pages", "occurrence"):
             if key in doc:
                 kwargs[key] = doc[key]
+        texts = stored_bodies.load(self.engine, info.id, chosen.texts)
         return model_document(
             explorer,
             crawl=crawl,
             parameters=doc.get("parameters"),
             tag_paths=None if own and own[0] else samples,
             members=bool(doc.get("members", False)) if members is None else members,
+            bodies=texts,
+            field_pages=field_pages,
             **kwargs,
         )
 

@@ -27,6 +27,8 @@ holds other things.  Rows of one crawl share a ``job_id``.
   ``sc_xpaths`` and ``sc_tagsets`` (distinct tag-path sets, zlib-compressed):
   link rows are five integers, and the pages of one template share one tag-path
   set row.
+* ``sc_bodies`` — the HTML of the few member pages per class that the model's
+  fields and records are computed from.
 """
 
 from __future__ import annotations
@@ -180,8 +182,19 @@ failures = Table(
     Column("reason", String(200), nullable=False),
 )
 
+#: The HTML text of the member pages chosen for the classes' fields and records
+#: (sitemodel.PageBodies, zlib-compressed UTF-8).  Added without a version bump: a
+#: database made before it gets it on open (ensure_schema), and its jobs export with no fields.
+bodies = Table(
+    "sc_bodies",
+    metadata,
+    Column("job_id", Integer, primary_key=True, autoincrement=False),
+    Column("url", Text, primary_key=True),
+    Column("body", LargeBinary, nullable=False),
+)
+
 #: Tables holding rows of one job (everything but sc_meta and sc_jobs), children first.
-JOB_TABLES = (links, pages, redirects, failures, batches, tagsets, xpaths, paths, urls)
+JOB_TABLES = (links, pages, redirects, failures, batches, tagsets, xpaths, paths, urls, bodies)
 
 
 class StoreError(Exception):
@@ -286,6 +299,8 @@ def ensure_schema(engine: Engine, create: bool = True) -> None:
         _create(engine)
         return
     check_version(version, url)
+    if create:
+        bodies.create(engine, checkfirst=True)
 
 
 def check_version(version: Any, url: str) -> None:

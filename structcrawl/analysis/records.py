@@ -1,0 +1,219 @@
+"""Records on list pages (U-REST, Shen & Karger) and the per-class analysis the model exports.
+
+U-REST finds records in two stages: clustering the page's subtrees into
+repeated, structurally similar regions, then ranking the clusters by how
+record-like they are — *contiguity*, *content coverage* (the share of the
+page's content the cluster holds) and *variation* (records hold several
+differently formatted fields).  Here, on the pages kept for one class:
+
+1. Repeated regions: sibling elements with the same step (tag and stable
+   classes, :mod:`structcrawl.analysis.pagetree`) under one parent — the
+   "identical subtrees" of U-REST's tree-edit clustering, cheaply; their
+   XPath addresses every record of the region.  As the issue frames records
+   (the subtree around each item of a link collection), most of a region's
+   elements must hold a link: a run of paragraphs is text, not a list.
+2. Ranking: content coverage, measured on *informative* text only (the
+   class's fields, :mod:`structcrawl.analysis.fields`), so menus and footers,
+   repeated on every page, never count (U-REST's navigational repetitions),
+   averaged over the class's pages (0 where the region is missing), among
+   regions whose records are alike (the largest holds at most
+   :data:`MAX_RECORD_SHARE` of the region's text: two layout columns are not
+   records).  The best region is the class's record list when it covers
+   :data:`MIN_COVERAGE` of that content with :data:`MIN_RECORDS` records or
+   more per page (median): category pages, search results, indexes.
+3. The record's fields: the text paths inside a record, relative to it,
+   ranked as page fields are with records as the units (a label that every
+   record repeats, like ``by``, has I(X) = 0).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from structcrawl.analysis.fields import MAX_FIELDS, MIN_UNITS, Field, candidates, rank, template_values
+from structcrawl.analysis.pagetree import SKIPPED_TAGS, TextNode, anchor, parse, stable_id, step, text_nodes
+
+#: Share of a page's informative text the records must hold (median page of the class).
+MIN_COVERAGE = 0.5
+#: Records per page (median over the pages that have the region) for a class to be a list.
+MIN_RECORDS = 3
+#: At most this share of a region's informative text in its largest record (mean over pages): records
+#: are alike (U-REST's clusters of similar subtrees); a layout column holding the page is not a record.
+MAX_RECORD_SHARE = 0.5
+#: Regions whose XPath is evaluated on every kept page, the best on the grouped siblings first.
+EXACT_REGIONS = 40
+#: Records of a class used to find its record fields (bounded work on huge lists).
+RECORD_SAMPLE = 2000
+DECIMALS = 4
+
+
+def path_of(el: etree._Element) -> str:
+    """The XPath of an element without positions: from its nearest ancestor-or-self with a stable id, or the root."""
+    steps: list[str] = []
+    node = el
+    while node is not None:
+        if stable_id(node):
+            steps.append(anchor(node))
+            break
+        parent = node.getparent()
+        steps.append(step(node) if parent is not None else f"/{node.tag}")
+        node = parent
+    return "/".join(reversed(steps))
+
+
+def regions(root: etree._Element) -> dict[str, list[etree._Element]]:
+    """The page's repeated regions: XPath -> its elements (two or more same-step siblings under a parent)."""
+    found: dict[str, list[etree._Element]] = {}
+    for el in root.iter():
+        if not isinstance(el.tag, str) or el.tag in SKIPPED_TAGS:
+            continue
+        groups: dict[str, list[etree._Element]] = {}
+        for child in el:
+            if isinstance(child.tag, str) and child.tag not in SKIPPED_TAGS:
+                groups.setdefault(step(child), []).append(child)
+        repeated = {s: g for s, g in groups.items() if len(g) >= 2}
+        if repeated:
+            base = path_of(el)
+            for s, g in repeated.items():
+                found.setdefault(f"{base}/{s}", []).extend(g)
+    return found
+
+
+def _subtree_chars(root: etree._Element, nodes: Sequence[TextNode], keys: set) -> dict[etree._Element, int]:
+    """Informative characters under each element (its own included)."""
+    chars: dict[etree._Element, int] = {}
+    for node in nodes:
+        if node.key in keys:
+            chars[node.element] = chars.get(node.element, 0) + len(node.text)
+    # bottom-up: reversed document order visits children before parents
+    for el in reversed(list(root.iter())):
+        n = chars.get(el, 0)
+        parent = el.getparent()
+        if n and parent is not None:
+            chars[parent] = chars.get(parent, 0) + n
+    return chars
+
+
+def _linked(el: etree._Element) -> bool:
+    """A record is the subtree around an item of a link collection: it holds a link."""
+    return (el.tag == "a" and el.get("href") is not None) or bool(el.xpath(".//a[@href]"))
+
+
+@dataclass(frozen=True)
+class Records:
+    xpath: str
+    coverage: float
+    per_page: tuple[int, ...]  #: records on each page that has the region
+    fields: tuple[Field, ...]
+
+    def document(self) -> dict:
+        return {
+            "xpath": self.xpath,
+            "coverage": self.coverage,
+            "pages": len(self.per_page),
+            "per_page_min": min(self.per_page),
+            "per_page_max": max(self.per_page),
+            "fields": [f.document() for f in self.fields],
+        }
+
+
+def _score(selected: Sequence[Sequence[etree._Element]], roots: Sequence[etree._Element],
+           chars: Sequence[dict], strict: bool = True) -> tuple[float, list[int]]:
+    """U-REST content coverage of a region (mean over all pages) and its record count on each page that has it;
+    (-1, []) when its records are not alike (see :data:`MAX_RECORD_SHARE`).  ``strict=False``: coverage only
+    (no link or likeness test), to rank regions before their exact evaluation."""
+    total = largest = 0.0
+    counts: list[int] = []
+    for els, root, ch in zip(selected, roots, chars):
+        page_total = ch.get(root, 0)
+        if len(els) < 2 or not page_total or (strict and 2 * sum(map(_linked, els)) < len(els)):
+            continue
+        held = [ch.get(e, 0) for e in els]
+        if not sum(held):
+            continue
+        counts.append(len(els))
+        total += sum(held) / page_total
+        largest += max(held) / sum(held)
+    if not counts or (strict and largest / len(counts) > MAX_RECORD_SHARE):
+        return -1.0, []
+    return total / len(roots), counts
+
+
+def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextNode]],
+                 informative_keys: set) -> Records | None:
+    """The class's record list (U-REST), or None when its pages are not lists."""
+    m = len(roots)
+    if m == 0:
+        return None
+    found = [regions(root) for root in roots]
+    chars = [_subtree_chars(root, ns, informative_keys) for root, ns in zip(roots, nodes)]
+    # Scored on what each region's XPath selects, as extraction will (it may select more than the siblings
+    # grouped under one step: `tr` selects every row, classed or not).  Evaluating every region's XPath on
+    # every page is costly (127 s on 20 qtbase class pages), so regions are first ranked on the grouped
+    # siblings (one walk per page) and only the EXACT_REGIONS best are evaluated.
+    grouped = sorted(set().union(*found))
+    ranked = sorted(grouped, key=lambda x: -_score([regs.get(x, []) for regs in found], roots, chars, False)[0])
+    best: tuple[float, str] | None = None
+    best_counts: list[int] = []
+    for x in sorted(ranked[:EXACT_REGIONS]):
+        compiled = etree.XPath(x)
+        score, counts = _score([compiled(root) for root in roots], roots, chars)
+        if counts and (best is None or score > best[0]):
+            best, best_counts = (score, x), counts
+    if best is None or best[0] < MIN_COVERAGE or statistics.median(best_counts) < MIN_RECORDS:
+        return None
+    coverage, x = best
+    units: list[list[TextNode]] = []
+    per_page: list[int] = []
+    for root in roots:
+        els = root.xpath(x)
+        if len(els) >= 2:
+            per_page.append(len(els))
+        for el in els[: max(0, RECORD_SAMPLE - len(units))]:
+            units.append(text_nodes(el, start="."))
+    fields = tuple(rank(candidates(units))[:MAX_FIELDS]) if len(units) >= MIN_UNITS else ()
+    return Records(x, round(coverage, DECIMALS), tuple(per_page), fields)
+
+
+@dataclass(frozen=True)
+class ClassData:
+    pages: int
+    fields: tuple[Field, ...]
+    records: Records | None
+    note: str | None
+
+    def document(self) -> dict:
+        doc: dict = {
+            "field_pages": self.pages,
+            "fields": [f.document() for f in self.fields],
+            "records": self.records.document() if self.records else None,
+        }
+        if self.note:
+            doc["fields_note"] = self.note
+        return doc
+
+
+def analyse(bodies: Mapping[int, Sequence[str]]) -> dict[int, ClassData]:
+    """Fields and records of each class from the HTML texts of its kept member pages."""
+    roots = {cid: [parse(text) for text in texts] for cid, texts in bodies.items()}
+    nodes = {cid: [text_nodes(r) for r in rs] for cid, rs in roots.items()}
+    cands = {cid: candidates(ns) for cid, ns in nodes.items()}
+    template = template_values(cands)
+    out: dict[int, ClassData] = {}
+    for cid in sorted(bodies):
+        m = len(roots[cid])
+        if m < MIN_UNITS:
+            note = ("no page of this class was kept" if m == 0 else
+                    "one page: informativeness needs two pages or more of the class")
+            out[cid] = ClassData(m, (), None, note)
+            continue
+        ranked = rank(cands[cid], template.get(cid))
+        informative = {f.key for f in ranked}
+        records = find_records(roots[cid], nodes[cid], informative)
+        note = None if ranked else "no text varies across the class's pages"
+        out[cid] = ClassData(m, tuple(ranked[:MAX_FIELDS]), records, note)
+    return out

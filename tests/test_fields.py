@@ -1,0 +1,141 @@
+"""Fields, records and extraction on small hand-written pages: the rules, and bad input and limits."""
+
+from __future__ import annotations
+
+import pytest
+from parsel import Selector
+
+from structcrawl.analysis.extract import Extractor
+from structcrawl.analysis.records import analyse
+
+
+def page(main: str, title: str = "Shop") -> str:
+    return (f"<html><head><title>{title}</title></head><body><nav id='menu'><a href='/'>Home</a>"
+            f"<a href='/about'>About</a></nav><main id='content'>{main}</main>"
+            "<footer><p class='copy'>(c) Shop</p></footer></body></html>")
+
+
+def product(i: int, extra: str = "") -> str:
+    return page(f"<h1>Product {i}</h1><table class='details'><tr><th>Price</th><td>{i}.99</td></tr>"
+                f"<tr><th>Colour</th><td>colour {i % 7}</td></tr><tr><th>Made in</th><td>country {i}</td></tr>"
+                f"</table><p class='note'>Free delivery</p>{extra}", title=f"Product {i}")
+
+
+def listing(n: int, k: int) -> str:
+    items = "".join(f"<li class='row row-{j}'><a href='/p/{j}'>Item {k}-{j}</a> by "
+                    f"<span class='maker'>maker {j % 5}</span></li>" for j in range(n))
+    return page(f"<h1>List {k}</h1><ul class='items'>{items}</ul>")
+
+
+def document(data: dict[int, object]) -> dict:
+    return {"classes": [{"id": cid, **d.document()} for cid, d in data.items()]}
+
+
+def test_informative_paths_are_ranked_and_template_paths_left_out():
+    data = analyse({1: [product(i) for i in range(10)]})[1]
+    xpaths = {f.name: f for f in data.fields}
+    assert not any("menu" in f.xpath or "footer" in f.xpath or "note" in f.xpath for f in data.fields)
+    assert {"price", "colour", "made-in", "content-h1", "title"} <= set(xpaths)  # names from the page, not invented
+    assert xpaths["price"].xpath == '//main[@id="content"]/table[@class="details"]/tr[1]/td'
+    weights = [f.support * f.informativeness for f in data.fields]
+    assert weights == sorted(weights, reverse=True)
+    # 7 colours over 10 pages: less informative than the unique prices
+    assert xpaths["colour"].informativeness < xpaths["price"].informativeness
+    sel = Selector(text=product(42))
+    assert sel.xpath(xpaths["price"].xpath + "/text()").get() == "42.99"
+
+
+def test_a_field_on_few_pages_is_kept_and_its_constant_heading_is_not():
+    pages = [product(i, "<div class='awards'><h2>Awards</h2><p>Prize " + str(i) + "</p></div>" if i < 3 else "")
+             for i in range(12)]
+    fields = {f.name: f for f in analyse({1: pages})[1].fields}
+    assert "awards-p" in fields and fields["awards-p"].support == 0.25
+    assert not any(f.xpath.endswith("/h2") for f in fields.values())
+
+
+def test_chrome_with_rotating_content_shared_by_two_classes_is_template():
+    def with_box(html: str, i: int) -> str:
+        box = "".join(f"<li><a href='/b/{j}'>Best {j}</a></li>" for j in range((i * 3) % 10, (i * 3) % 10 + 4))
+        return html.replace("<footer>", f"<aside class='box'><ol>{box}</ol></aside><footer>")
+
+    data = analyse({1: [with_box(product(i), i) for i in range(10)],
+                    2: [with_box(listing(5, k), k + 3) for k in range(10)]})
+    for cid in (1, 2):
+        assert not any("aside" in f.xpath for f in data[cid].fields)
+
+
+def test_list_class_records_and_their_fields():
+    data = analyse({1: [listing(3 + k, k) for k in range(6)], 2: [product(i) for i in range(6)]})
+    records = data[1].records
+    assert records is not None and data[2].records is None
+    assert records.per_page == tuple(3 + k for k in range(6))
+    names = [f.name for f in records.fields]
+    assert "maker" in names and not any(f.xpath == "." for f in records.fields)  # " by " is a constant label
+    out = Extractor(document(data)).extract(listing(4, 99), 1)
+    assert [r["maker"] for r in out["records"]] == ["maker 0", "maker 1", "maker 2", "maker 3"]
+    assert [r[names[0]] if names[0] != "maker" else r[names[1]] for r in out["records"]] == [
+        f"Item 99-{j}" for j in range(4)]
+
+
+def test_one_page_class_and_empty_pages_say_why():
+    data = analyse({1: [product(1)], 2: ["", "   ", "<html></html>"], 3: []})
+    assert data[1].fields == () and "one page" in data[1].note
+    assert data[2].fields == () and data[2].records is None and "no text" in data[2].note
+    assert "no page" in data[3].note
+    out = Extractor(document(data)).extract("", 2)
+    assert out == {"fields": {}, "records": None}
+
+
+def test_extraction_of_pages_without_the_nodes_or_of_unknown_classes():
+    data = analyse({1: [product(i) for i in range(5)]})
+    extractor = Extractor(document(data))
+    out = extractor.extract("<html><body><p>nothing</p></body></html>", 1)
+    assert set(out["fields"]) == {f.name for f in data[1].fields}
+    assert all(v is None or v == [] for v in out["fields"].values())
+    assert extractor.extract(product(3), None) == {"fields": {}, "records": None}
+    assert extractor.extract(product(3), 77) == {"fields": {}, "records": None}
+
+
+def test_huge_list_gives_every_record():
+    n = 100_000
+    huge = listing(n, 0)
+    data = analyse({1: [listing(20, k) for k in range(3)] + [huge]})
+    assert data[1].records is not None and max(data[1].records.per_page) == n
+    records = Extractor(document(data)).extract(huge, 1)["records"]
+    assert len(records) == n and records[-1]["maker"] == f"maker {(n - 1) % 5}"
+
+
+def test_nested_lists_pick_one_level_and_count_it_exactly():
+    def nested(k: int) -> str:
+        groups = "".join(
+            f"<li class='group'><h3>Group {k}-{g}</h3><ul class='members'>"
+            + "".join(f"<li><a href='/m/{g}/{j}'>member {k}-{g}-{j}</a></li>" for j in range(g + 2))
+            + "</ul></li>" for g in range(3))
+        return page(f"<ul class='groups'>{groups}</ul>")
+
+    data = analyse({1: [nested(k) for k in range(5)]})
+    records = data[1].records
+    assert records is not None
+    sel = Selector(text=nested(9))
+    out = Extractor(document(data)).extract(nested(9), 1)["records"]
+    assert len(out) == len(sel.xpath(records.xpath)) in (3, 2 + 3 + 4)
+
+
+def test_layout_tables_and_awkward_attributes():
+    def layout(i: int) -> str:
+        return ("<html><body><table><tr><td><table><tr><td class='nav'><a href='/'>Home</a></td></tr></table></td>"
+                f"<td><table><tr><td class='x\"y'><b>Name {i}</b></td></tr><tr><td>{i * 3} units</td></tr>"
+                "</table></td></tr></table></body></html>")
+
+    data = analyse({1: [layout(i) for i in range(6)]})
+    assert data[1].fields
+    for f in data[1].fields:  # every XPath is valid XPath 1.0 for parsel, and finds its node
+        assert Selector(text=layout(99)).xpath(f.xpath), f.xpath
+    values = Extractor(document(data)).extract(layout(99), 1)["fields"].values()
+    assert "Name 99" in values and "297 units" in values
+
+
+@pytest.mark.parametrize("bad", ["\x00\x01binary", "<html><body>" + "<div>" * 2000 + "deep", "<<<>>>", "plain text"])
+def test_broken_markup_gives_a_result_not_an_exception(bad):
+    data = analyse({1: [bad, bad + " more"]})
+    Extractor(document(data)).extract(bad, 1)
