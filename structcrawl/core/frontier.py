@@ -175,7 +175,6 @@ class Frontier:
             target.fetched += coll.fetched
             target.duplicates += coll.duplicates
             target.pages += coll.pages
-            target.tried = target.tried or coll.tried
             target.trap = target.trap or coll.trap
         for coll in self.collections.values():
             if gone in coll.leads_to:

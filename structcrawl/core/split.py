@@ -71,8 +71,6 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
     return [url for url in cls.members if best[1] in schemas[url]]
 
 
-
-
 def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str] | None:
     """The smaller side of class ``class_id`` when the class is a mixture of two
     templates, or None.
@@ -146,9 +144,9 @@ def _cheaper_side(model: SiteModel, members: list[str], columns: dict[str, int],
                   counts: Counter) -> int:
     """``side`` after each member moved to the side whose adaptive presence code
     (``class_code_length``'s, over the class's paths) is shorter."""
-    n = len(members)
-    halves = [(side.bit_count(), _sides(columns, side, counts)[0])]
-    halves.append((n - halves[0][0], _sides(columns, side, counts)[1]))
+    n, k = len(members), side.bit_count()
+    inside, outside = _sides(columns, side, counts)
+    halves = ((k, inside), (n - k, outside))
     moved = 0
     for i, url in enumerate(members):
         schema = model.pages[url].schema
