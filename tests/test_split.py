@@ -60,10 +60,25 @@ def test_the_frontier_keeps_what_a_split_class_s_paths_were_learnt_to_lead_to():
     frontier.add_links(0, {"members-table/a": ["http://x/a", "http://x/b"]})
     frontier.collections[(0, "members-table/a")].tried = True
     frontier.record((0, "members-table/a"), [3])
+    frontier.add_links(0, {"members-table/a": ["http://x/b", "http://x/c"]})
     frontier.split_class(0, 7, [{"members-table/a": ["http://x/c"]}])
     moved = frontier.collections[(7, "members-table/a")]
     assert moved.tried and moved.leads_to == {3: 1} and moved.urls == ["http://x/c"]
-    assert frontier.collections[(0, "members-table/a")].pages == 0
+    assert frontier.collections[(0, "members-table/a")].pages == 1
+
+
+def test_a_path_no_page_of_the_class_keeps_moves_whole_with_its_batches():
+    # one page's 100,000 dead links: split off with its page, the collection must not
+    # be copied (each copy would fetch ten dead links before it is found a trap)
+    frontier = Frontier("densest", 10)
+    frontier.add_links(0, {"dead/a": [f"http://x/{i}" for i in range(40)]})
+    batch = frontier.pop(lambda c: 1)
+    frontier.split_class(0, 7, [{"dead/a": [f"http://x/{i}" for i in range(40)]}])
+    assert (0, "dead/a") not in frontier.collections
+    frontier.record(batch.key, [], failures=len(batch.urls))
+    frontier.record(frontier.pop(lambda c: 1).key, [], failures=10)
+    assert frontier.collections[(7, "dead/a")].trap
+    assert frontier.pop(lambda c: 1) is None
 
 
 def test_a_group_missing_one_section_of_the_rest_stays():

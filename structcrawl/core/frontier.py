@@ -185,17 +185,29 @@ class Frontier:
         """Pages of class ``old`` (their collections each) now form class ``new``: their
         collections become ``new``'s.  What a path of ``old`` was learnt to lead to — tried,
         the classes it led to, its copies and failures — holds for the same path of ``new``:
-        the links are the same, only the class of the pages they sit on changed."""
+        the links are the same, only the class of the pages they sit on changed.  A path no
+        page of ``old`` keeps moves whole (its URLs handed out, its batches out): two
+        collections of the same links would each fetch ten dead links to find a trap."""
+        pages = list(pages)
+        moving = Counter(path for collections in pages for path in collections)
+        for path, n in sorted(moving.items()):
+            before = self.collections.get((old, path))
+            if before is None:
+                continue
+            before.pages -= n
+            if (new, path) in self.collections:
+                continue
+            if before.pages <= 0:
+                del self.collections[(old, path)]
+                self._renamed[(old, path)] = (new, path)
+                before.source, before.pages = new, 0
+                self.collections[(new, path)] = before
+            else:
+                self.collections[(new, path)] = Collection(
+                    new, path, self._seq, tried=before.tried, leads_to=Counter(before.leads_to),
+                    fetched=before.fetched, duplicates=before.duplicates, trap=before.trap)
+                self._seq += 1
         for collections in pages:
-            for path in collections:
-                before = self.collections.get((old, path))
-                if before is not None:
-                    before.pages -= 1
-                if (new, path) not in self.collections and before is not None:
-                    self.collections[(new, path)] = Collection(
-                        new, path, self._seq, tried=before.tried, leads_to=Counter(before.leads_to),
-                        fetched=before.fetched, duplicates=before.duplicates, trap=before.trap)
-                    self._seq += 1
             self.add_links(new, collections)
 
     # -- popping -------------------------------------------------------------
