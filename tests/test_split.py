@@ -154,3 +154,14 @@ def test_a_group_never_goes_into_a_class_being_split_as_a_mixture():
 def test_a_class_of_pages_without_links_is_left_alone():
     dead_ends = [Page(f"src{i}", frozenset(), 0, frozenset({"body/pre"})) for i in range(6)]
     assert regroup(model_of([dead_ends, class_pages(4)])) is None
+
+
+def test_a_batch_out_while_its_collection_moved_there_and_back_is_recorded_once():
+    frontier = Frontier("densest", 10)
+    frontier.add_links(0, {"dead/a": [f"http://x/{i}" for i in range(40)]})
+    batch = frontier.pop(lambda c: 1)
+    frontier.split_class(0, 7, [{"dead/a": []}])  # the page left: the collection moved to 7
+    frontier.merge_classes(0, 7)  # and came back with it
+    assert not frontier.record(batch.key, [], failures=5)
+    assert frontier.record((7, "dead/a"), [], failures=5)  # ten dead links: a trap
+    assert frontier.collections[(0, "dead/a")].fetched == 10

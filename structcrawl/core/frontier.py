@@ -140,7 +140,9 @@ class Frontier:
         first ``trap_pages`` URLs or more were 90 % copies or failures is a trap — the same
         page under endless URLs (``index.html?<anything>``), links robots.txt forbids, dead
         links — and is emptied; returns True then."""
-        while key in self._renamed:  # its class was merged while the batch was out
+        seen = set()
+        while key not in self.collections and key in self._renamed and key not in seen:
+            seen.add(key)  # its class was merged or split while the batch was out
             key = self._renamed[key]
         coll = self.collections.get(key) if key is not None else None
         if coll is None:
