@@ -35,6 +35,8 @@ from structcrawl.store import jobs as J
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, as_utc, utcnow
 
+#: PostgreSQL advisory lock key held while a worker creates the tables ("sc" "hw" in ASCII).
+SCHEMA_LOCK = 0x73636877
 #: Seconds between two heartbeats of a worker's row (its item and page counts go with it).
 HEARTBEAT_EVERY = 5.0
 
@@ -87,8 +89,14 @@ class SharedHarvestStore:
         self.engine = S.make_engine(self.url)
         self.worker = worker
         try:
-            S.ensure_schema(self.engine, create=True)
-            metadata.create_all(self.engine, checkfirst=True)
+            with self.engine.connect() as lock:
+                # workers starting together would race to create the same tables
+                lock.execute(sa.select(sa.func.pg_advisory_lock(SCHEMA_LOCK)))
+                try:
+                    S.ensure_schema(self.engine, create=True)
+                    metadata.create_all(self.engine, checkfirst=True)
+                finally:
+                    lock.execute(sa.select(sa.func.pg_advisory_unlock(SCHEMA_LOCK)))
             self.job_id = self._join(name, seed_url, {**parameters, "kind": J.HARVEST_KIND,
                                                       "strategy": J.HARVEST_KIND, "shared": True}, fresh)
             now = utcnow()
