@@ -44,7 +44,15 @@ def _untag(obj: dict[str, Any]) -> Any:
     return obj
 
 
+#: ``Request.to_dict`` fields left out when they hold Scrapy's default (``request_from_dict`` restores
+#: them): a queue of a million requests is ~100 MB smaller.
+_REQUEST_DEFAULTS = {"body": b"", "cookies": {}, "flags": [], "cb_kwargs": {}, "encoding": "utf-8", "method": "GET",
+                     "dont_filter": False, "priority": 0, "errback": None, "headers": {}, "meta": {}}
+
+
 def dumps(obj: Any) -> str:
+    if isinstance(obj, dict) and "url" in obj and "callback" in obj:  # a request
+        obj = {k: v for k, v in obj.items() if k not in _REQUEST_DEFAULTS or v != _REQUEST_DEFAULTS[k]}
     return json.dumps(_tag(obj), separators=(",", ":"))
 
 
