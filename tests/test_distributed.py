@@ -287,3 +287,34 @@ def test_a_worker_of_another_model_or_classes_is_refused(demo, model, pg_url, jo
     assert_one_error(res, "keeps its state in PostgreSQL")
     res = helpers.structcrawl("harvest", str(model), "--classes", str(books), "--workers", "2", *QUIET)
     assert_one_error(res, "--workers needs --redis URL")
+
+
+def test_docker_compose_harvesters_scale_on_one_queue(demo, model, pg_url, job, tmp_path):  # noqa: F811
+    """docker-compose.yml's harvester service, run here twice at once (``--scale harvester=2``): its
+    command against our demo server, PostgreSQL and Redis stores every book once."""
+    import yaml
+
+    services = yaml.safe_load((helpers.PROJECT / "docker-compose.yml").read_text(encoding="utf-8"))["services"]
+    harvester = services["harvester"]
+    assert harvester["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert harvester["depends_on"]["crawler"]["condition"] == "service_completed_successfully"
+    assert "--appendonly" in services["redis"]["command"]
+    cmd = list(harvester["command"])
+    assert cmd[:3] == ["scrapy", "crawl", "harvest"]
+    assert "/book/1.html" in {path for path, _cls in demo.site.truth()}
+    replace = {"model=/out/demo.model.json": f"model={model}", "like=http://demo:8000/": f"like={demo.url}",
+               "job=demo-harvest": f"job={job}", "redis://redis:6379/0": REDIS}
+    local = [SCRAPY]
+    for arg in cmd[1:]:
+        if arg.startswith("STRUCTCRAWL_DB="):
+            assert "@postgres:5432/structcrawl" in arg
+            arg = f"STRUCTCRAWL_DB={pg_url}"
+        for old, new in replace.items():
+            arg = arg.replace(old, new)
+        local.append(arg)
+    replicas = [subprocess.Popen(local + QUIET + FAST, cwd=helpers.PROJECT, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [r.communicate(timeout=DEADLINE)[1] for r in replicas]
+    assert [r.returncode for r in replicas] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    urls = stored(pg_url, job)
+    assert len(urls) == len(set(urls)) and set(urls) == truth(demo, "book")
