@@ -30,12 +30,11 @@ from scrapy.utils.request import request_from_dict
 
 import helpers
 from dbfixtures import pg_url  # noqa: F401 - fixture
-from helpers import QUIET, SCRAPY, Demo, assert_one_error
+from helpers import QUIET, SCRAPY, assert_one_error
 from structcrawl.analysis.harvestplan import Entry
 from structcrawl.crawling import redisjson
-from structcrawl.demo.site import DemoSite
 from structcrawl.settings import STRUCTCRAWL_HARVEST_EXPLORE, STRUCTCRAWL_HARVEST_EXPLORE_MIN
-from test_harvest import class_of, truth
+from test_harvest import class_of, demo, model, truth  # noqa: F401 - fixtures: the 900-page demo, its model
 
 DEADLINE = 240.0
 REDIS = "redis://127.0.0.1:6379/0"
@@ -45,21 +44,6 @@ REDIS = "redis://127.0.0.1:6379/0"
 LEARNING_OVERHEAD = 0.15
 #: A short heartbeat life: a killed worker's requests go back to the queue within seconds.
 FAST = ["-s", "STRUCTCRAWL_WORKER_TTL=2"]
-
-
-@pytest.fixture(scope="module")
-def demo():
-    d = Demo(DemoSite(pages=900, seed=3))
-    yield d
-    d.close()
-
-
-@pytest.fixture(scope="module")
-def model(demo, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("distributed") / "demo.model.json"
-    res = helpers.structcrawl("crawl", demo.url, "-o", str(out), *QUIET, timeout=DEADLINE)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return out
 
 
 @pytest.fixture
@@ -92,6 +76,34 @@ def stored(db: str, job: str, pid: int | None = None) -> list[str]:
         return []
     finally:
         engine.dispose()
+
+
+class Workers(list):
+    """Worker processes, each logging to a file of ``directory``; killed on the way out if still running."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+        self.logs: list = []
+
+    def start(self, cmd: list[str]) -> subprocess.Popen:
+        self.logs.append(open(self.directory / f"worker{len(self)}.log", "w"))
+        self.append(subprocess.Popen(cmd, cwd=helpers.PROJECT, stdout=self.logs[-1], stderr=subprocess.STDOUT))
+        return self[-1]
+
+    def output(self, *which: int) -> str:
+        return "".join((self.directory / f"worker{i}.log").read_text() for i in (which or range(len(self))))
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for w in self:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+        for fh in self.logs:
+            fh.close()
 
 
 def jobs_json(db: str) -> dict[str, dict]:
@@ -160,26 +172,19 @@ def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_
     books = class_of(model, "/book/")
     wanted = truth(demo, "book")
     cmd = worker_cmd(model, books, job, pg_url)
-    logs = [open(tmp_path / f"worker{i}.log", "w") for i in range(4)]
-    workers = [subprocess.Popen(cmd, cwd=helpers.PROJECT, stdout=logs[i], stderr=subprocess.STDOUT)
-               for i in range(3)]
     rng = random.Random()
-    try:
+    with Workers(tmp_path) as workers:
+        for _ in range(3):
+            workers.start(cmd)
         for victim, share in ((0, rng.uniform(0.1, 0.3)), (1, rng.uniform(0.3, 0.5))):
             # a worker that has stored items of its own, once the harvest is that far
             wait_for(lambda share=share, victim=victim: len(stored(pg_url, job)) >= share * len(wanted)
                      and stored(pg_url, job, workers[victim].pid), f"{share:.0%} of the books")
             workers[victim].send_signal(signal.SIGKILL)
             workers[victim].wait()
-        workers.append(subprocess.Popen(cmd, cwd=helpers.PROJECT, stdout=logs[3], stderr=subprocess.STDOUT))
+        workers.start(cmd)
         for w in workers[2:]:
-            assert w.wait(timeout=DEADLINE) == 0, (tmp_path / "worker3.log").read_text()[-3000:]
-    finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
-        for fh in logs:
-            fh.close()
+            assert w.wait(timeout=DEADLINE) == 0, workers.output()[-3000:]
     urls = stored(pg_url, job)
     assert len(urls) == len(set(urls))
     assert set(urls) == wanted, (len(wanted - set(urls)), len(set(urls) - wanted))
@@ -190,9 +195,8 @@ def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_
     assert not any(w["alive"] for w in record["workers"])  # their processes are gone
     restarted = record["workers"][-1]
     assert restarted["pages"] > 0 and restarted["status"] == "finished"
-    requeued = sum(int(m) for m in re.findall(
-        r"Re-queued (\d+) requests of workers that stopped",
-        "".join((tmp_path / f"worker{i}.log").read_text() for i in (2, 3))))
+    requeued = sum(int(m) for m in re.findall(r"Re-queued (\d+) requests of workers that stopped",
+                                              workers.output(2, 3)))
     assert requeued > 0  # the dead workers' requests were handed out again
 
 
@@ -240,22 +244,15 @@ def test_redis_restarted_mid_harvest_workers_wait_and_go_on(demo, model, pg_url,
     books = class_of(model, "/book/")
     wanted = truth(demo, "book")
     cmd = worker_cmd(model, books, job, pg_url, url)
-    logs = [open(tmp_path / f"worker{i}.log", "w") for i in range(2)]
-    workers = [subprocess.Popen(cmd, cwd=helpers.PROJECT, stdout=fh, stderr=subprocess.STDOUT) for fh in logs]
-    try:
+    with Workers(tmp_path) as workers:
+        for _ in range(2):
+            workers.start(cmd)
         wait_for(lambda: len(stored(pg_url, job)) >= 0.3 * len(wanted), "30 % of the books")
         assert all(w.poll() is None for w in workers)  # the outage comes mid-harvest
         restart(1.5)
         before = len(stored(pg_url, job))
         codes = [w.wait(timeout=DEADLINE) for w in workers]
-    finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
-        for fh in logs:
-            fh.close()
-    text = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
-    assert codes == [0, 0], text[-3000:]
+    assert codes == [0, 0], workers.output()[-3000:]
     urls = stored(pg_url, job)
     assert len(urls) == len(set(urls))
     assert set(urls) == wanted, (len(wanted - set(urls)), len(set(urls) - wanted))
