@@ -173,6 +173,10 @@ class LeasingScheduler(Scheduler):
             self.stats.inc_value("scheduler/dequeued/redis")
         return request
 
+    def park_new(self, request: Request) -> bool:
+        """Put a new request straight in the parked set (dupefiltered like :meth:`enqueue_request`)."""
+        return self.queue.push_unseen(request, self.df.request_fingerprint(request), self.df.key, parked=True)
+
     def unpark(self) -> int:
         """Every parked request back in the queue."""
         return self.queue.unpark()
@@ -194,6 +198,10 @@ def check_redis(settings: BaseSettings) -> None:
     """ValueError with one line unless the Redis of ``REDIS_URL`` answers (checked once, not retried)."""
     url = settings.get("REDIS_URL")
     try:
-        get_redis(url=url, socket_connect_timeout=5).ping()
+        client = get_redis(url=url, socket_connect_timeout=5)
+        try:
+            client.ping()
+        finally:
+            client.close()
     except (RedisConnectionError, RedisTimeoutError, ValueError) as exc:
         raise ValueError(f"cannot reach Redis at {url}: {exc}") from None

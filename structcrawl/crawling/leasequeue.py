@@ -133,11 +133,12 @@ class LeasedPriorityQueue(PriorityQueue):
     def alive_key(self, worker: str) -> str:
         return f"{self.prefix}alive:{worker}"
 
-    def push_unseen(self, request: Request, fingerprint: str, dupefilter_key: str) -> bool:
-        """Queue ``request`` unless its fingerprint is in the dupefilter (one step); acknowledge the lease
-        it inherited from the request it derives from.  True if queued."""
+    def push_unseen(self, request: Request, fingerprint: str, dupefilter_key: str, parked: bool = False) -> bool:
+        """Queue ``request`` (``parked``: put it in the parked set) unless its fingerprint is in the
+        dupefilter (one step); acknowledge the lease it inherited from the request it derives from.
+        True if queued."""
         parent = request.meta.pop(LEASE, None)
-        keys = [self.key, dupefilter_key, self.leases_key(parent[0]) if parent else ""]
+        keys = [self.parked_key if parked else self.key, dupefilter_key, self.leases_key(parent[0]) if parent else ""]
         args = [fingerprint, -request.priority, self._encode_request(request), parent[1] if parent else "",
                 "1" if request.dont_filter else "0"]
         return self._push_unseen(keys=keys, args=args) == 1

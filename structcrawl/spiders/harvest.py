@@ -183,14 +183,21 @@ class HarvestSpider(scrapy.Spider):
                 self._failed(entry, why, None)
                 continue
             self.requested += 1
-            priority = 0
             if self.shared is None:
                 self.inflight[entry.url] = entry
-            else:
-                priority = self.harvest.priority(entry)
-            headers = {"Referer": entry.referer} if entry.referer else None
-            yield scrapy.Request(entry.url, callback=self.parse_page, errback=self.page_failed, headers=headers,
-                                 meta={META_KEY: entry}, priority=priority)
+            yield self._request(entry)
+        if self.shared is not None and self.harvest.parked:
+            # hub URLs the plan put aside while the hubs are quiet wait in Redis, where any worker's next
+            # new find brings them back (kept in this worker, they would die with it)
+            parked, self.harvest.parked = self.harvest.parked, []
+            for entry in parked:
+                self.crawler.engine.scheduler.park_new(self._request(entry))
+
+    def _request(self, entry: Entry) -> scrapy.Request:
+        headers = {"Referer": entry.referer} if entry.referer else None
+        priority = 0 if self.shared is None else self.harvest.priority(entry)
+        return scrapy.Request(entry.url, callback=self.parse_page, errback=self.page_failed, headers=headers,
+                              meta={META_KEY: entry}, priority=priority)
 
     def _top_up(self) -> None:
         for request in self._requests():
