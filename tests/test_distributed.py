@@ -170,21 +170,29 @@ def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_pa
 
 
 def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_url, job, tmp_path):  # noqa: F811
+    """Three workers; at a random moment one that has stored items is killed (-9) and a worker started again,
+    then at another moment another of the first ones; the others finish every book, each stored once."""
     books = class_of(model, "/book/")
     wanted = truth(demo, "book")
     cmd = worker_cmd(model, books, job, pg_url)
     rng = random.Random()
     with Workers(tmp_path) as workers:
-        for _ in range(3):
-            workers.start(cmd)
-        for victim, share in ((0, rng.uniform(0.1, 0.3)), (1, rng.uniform(0.3, 0.5))):
-            # a worker that has stored items of its own, once the harvest is that far
-            wait_for(lambda share=share, victim=victim: len(stored(pg_url, job)) >= share * len(wanted)
-                     and stored(pg_url, job, workers[victim].pid), f"{share:.0%} of the books")
-            workers[victim].send_signal(signal.SIGKILL)
-            workers[victim].wait()
-        workers.start(cmd)
-        for w in workers[2:]:
+        first = [workers.start(cmd) for _ in range(3)]
+        restarted = None
+        for share in (rng.uniform(0.1, 0.3), rng.uniform(0.3, 0.5)):
+            def busy(share=share):
+                """The first workers still running that stored items, once the harvest is ``share`` done."""
+                if len(stored(pg_url, job)) < share * len(wanted):
+                    return []
+                return [w for w in first if w.poll() is None and stored(pg_url, job, w.pid)]
+
+            wait_for(busy, f"{share:.0%} of the books")
+            victim = rng.choice(busy())
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            first.remove(victim)
+            restarted = restarted or workers.start(cmd)  # joins while most of the harvest is left
+        for w in (*first, restarted):
             assert w.wait(timeout=DEADLINE) == 0, workers.output()[-3000:]
     urls = stored(pg_url, job)
     assert len(urls) == len(set(urls))
@@ -194,10 +202,9 @@ def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_
     statuses = sorted(w["status"] for w in record["workers"])
     assert statuses == ["finished", "finished", "running", "running"]  # the killed two never said goodbye
     assert not any(w["alive"] for w in record["workers"])  # their processes are gone
-    restarted = record["workers"][-1]
-    assert restarted["pages"] > 0 and restarted["status"] == "finished"
-    requeued = sum(int(m) for m in re.findall(r"Re-queued (\d+) requests of workers that stopped",
-                                              workers.output(2, 3)))
+    joined = next(w for w in record["workers"] if w["pid"] == restarted.pid)
+    assert joined["pages"] > 0 and joined["status"] == "finished"
+    requeued = sum(int(m) for m in re.findall(r"Re-queued (\d+) requests of workers that stopped", workers.output()))
     assert requeued > 0  # the dead workers' requests were handed out again
 
 
