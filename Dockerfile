@@ -1,5 +1,5 @@
 # structcrawl image: the package, its Scrapy project (scrapy.cfg + settings/) and the demo site.
-# Used by docker-compose.yml for the demo-site and crawler services.
+# Used by docker-compose.yml for the demo-site, crawler and harvester services.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1

@@ -161,6 +161,26 @@ STRUCTCRAWL_HARVEST_EXPLORE_MIN = 10
 #: Put the page body (text) into each harvested item.
 STRUCTCRAWL_HARVEST_BODY = False
 
+#: Scale-out (issue 15): with ``REDIS_URL`` set, the harvest spider is one worker of a harvest shared on
+#: Redis by scrapy-redis, its items and state in PostgreSQL (STRUCTCRAWL_DB).  These scrapy-redis settings
+#: are installed then (a ``-s`` of the same name wins): the leasing scheduler and queue
+#: (structcrawl.crawling.distributed), JSON rather than pickle in Redis (a Redis others reach must not
+#: run code here), the queue kept when a worker stops, one queue and dupefilter per harvest job.
+STRUCTCRAWL_REDIS_SCHEDULER = {
+    "SCHEDULER": "structcrawl.crawling.distributed.LeasingScheduler",
+    "SCHEDULER_QUEUE_CLASS": "structcrawl.crawling.leasequeue.LeasedPriorityQueue",
+    "SCHEDULER_SERIALIZER": "structcrawl.crawling.redisjson",
+    "SCHEDULER_PERSIST": True,
+    "SCHEDULER_QUEUE_KEY": "structcrawl:%(job)s:requests",
+    "SCHEDULER_DUPEFILTER_KEY": "structcrawl:%(job)s:dupefilter",
+    "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+}
+#: Seconds a worker's heartbeat in Redis lives (renewed every third of it): a worker silent that long is
+#: dead, and the requests it had taken are handed out again.
+STRUCTCRAWL_WORKER_TTL = 10.0
+#: Seconds a worker keeps retrying a Redis that went away (a restart) before it gives up.
+STRUCTCRAWL_REDIS_WAIT = 60.0
+
 #: Every STRUCTCRAWL_* setting with its default (the spider's ``update_settings``
 #: adds them at ``default`` priority).
 STRUCTCRAWL_DEFAULTS = {

@@ -472,7 +472,7 @@ def test_docker_compose_crawler_command_against_local_postgres(demo, pg_url, tmp
 
     compose = yaml.safe_load((PROJECT / "docker-compose.yml").read_text(encoding="utf-8"))
     services = compose["services"]
-    assert set(services) == {"postgres", "demo", "crawler"}
+    assert set(services) == {"postgres", "demo", "crawler", "redis", "harvester"}  # harvester: test_distributed
     assert (PROJECT / "Dockerfile").is_file() and (PROJECT / "scrapy.cfg").is_file()
     assert services["demo"]["command"][:2] == ["structcrawl", "demo-site"]
     build_parser().parse_args(services["demo"]["command"][1:])  # a valid structcrawl command

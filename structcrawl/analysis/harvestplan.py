@@ -430,6 +430,15 @@ class Harvest:
             del self._exploring[key]
         return None
 
+    def priority(self, entry: Entry) -> int:
+        """:meth:`pop`'s order as a Scrapy request priority (higher first), for a queue shared by several
+        harvest processes: seeds and probes, then URLs predicted to be targets, then hubs, nearer first."""
+        if entry.key is None or entry.explore:
+            return 1
+        predicted = self._predicted(entry.key, entry.url)
+        distance = FAR if predicted is None else self.dist.get(predicted, FAR)
+        return -int(min(distance, len(self.dist)))  # no class is farther than there are classes
+
     def failed(self, entry: Entry, alias: bool = False) -> None:
         """A URL handed out gave no page (HTTP error, robots.txt, off-site redirect …); ``alias``: it
         redirected to a page fetched already."""

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from structcrawl.commands.errors import CommandError
 from structcrawl.store import DEFAULT_STALE_AFTER, CrawlStore, JobInfo, StoreError, lock_state
+from structcrawl.store.workers import WorkerInfo, job_workers
 
 
 def database_url(args: argparse.Namespace) -> str:
@@ -35,8 +36,23 @@ def _lock(info: JobInfo) -> str | None:
     return f"{why}{' (stale)' if state == 'stale' else ''}"
 
 
-def job_record(info: JobInfo) -> dict[str, Any]:
+def worker_record(worker: WorkerInfo) -> dict[str, Any]:
     return {
+        "worker": worker.worker,
+        "host": worker.host,
+        "pid": worker.pid,
+        "alive": worker.alive(DEFAULT_STALE_AFTER),
+        "status": worker.status,
+        "stop_reason": worker.stop_reason,
+        "pages": worker.pages,
+        "items": worker.items,
+        "started": _when(worker.started_at),
+        "heartbeat": _when(worker.heartbeat),
+    }
+
+
+def job_record(info: JobInfo, workers: list[WorkerInfo] | None = None) -> dict[str, Any]:
+    record = {
         "job": info.name,
         "status": info.status,
         "stop_reason": info.stop_reason,
@@ -53,6 +69,9 @@ def job_record(info: JobInfo) -> dict[str, Any]:
         "updated": _when(info.updated_at),
         "lock": _lock(info),
     }
+    if workers:  # a harvest shared on Redis (structcrawl.store.workers)
+        record["workers"] = [worker_record(w) for w in workers]
+    return record
 
 
 def write_jobs(records: list[dict[str, Any]], out: IO[str], as_json: bool = False) -> None:
@@ -71,6 +90,16 @@ def write_jobs(records: list[dict[str, Any]], out: IO[str], as_json: bool = Fals
          str(r["in_flight"]), str(r["runs"]), r["updated"], r["start_url"], r["lock"] or "-")
         for r in records
     ]
+    _table(out, header, rows)
+    for r in records:
+        if r.get("workers"):
+            out.write(f"\nworkers of {r['job']}:\n")
+            _table(out, ("WORKER", "ALIVE", "STATUS", "PAGES", "ITEMS", "LAST HEARTBEAT", "STARTED"),
+                   [(w["worker"], "yes" if w["alive"] else "no", w["status"], str(w["pages"]), str(w["items"]),
+                     w["heartbeat"], w["started"]) for w in r["workers"]])
+
+
+def _table(out: IO[str], header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     for row in (header, *rows):
         out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() + "\n")
@@ -81,9 +110,11 @@ def run(args: argparse.Namespace) -> int:
         store = CrawlStore(database_url(args), create=False)
         try:
             infos = store.jobs()
+            with store.engine.connect() as conn:
+                workers = {info.id: job_workers(conn, info.id) for info in infos}
         finally:
             store.dispose()
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    write_jobs([job_record(i) for i in infos], sys.stdout, as_json=args.json)
+    write_jobs([job_record(i, workers[i.id]) for i in infos], sys.stdout, as_json=args.json)
     return 0

@@ -255,6 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_shared(p, "job", help="harvest job name in the database (default: <model's job>-harvest)")
     p.add_argument("--fresh", action="store_true", help="with --db: start the harvest job over")
     p.add_argument("--max-pages", type=int, metavar="N", help="most pages to request (default: no limit)")
+    p.add_argument("--redis", metavar="URL",
+                   help="share the harvest on this Redis (scrapy-redis) with other workers; needs a PostgreSQL --db")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="with --redis: worker processes to run here (default 1; 0 only creates and seeds the job)")
     p.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", default=[],
                    help="set a Scrapy/structcrawl setting (repeatable)")
     p.add_argument("-L", "--loglevel", metavar="LEVEL", help="log level (default INFO)")

@@ -24,6 +24,7 @@ Robots.txt, the scope of the model's crawl, spider traps
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
@@ -35,7 +36,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http import Response
 
 from structcrawl.analysis.classify import Classifier
-from structcrawl.analysis.harvestplan import Entry, Harvest
+from structcrawl.analysis.harvestplan import SKIP, Entry, Harvest
 from structcrawl.core.explorer import Scope
 from structcrawl.core.features import extract
 from structcrawl.core.traps import TrapDetector
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from structcrawl.store.harvest import HarvestStore
+    from structcrawl.store.workers import SharedHarvestStore
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +76,9 @@ class HarvestSpider(scrapy.Spider):
         from structcrawl.crawling.extensions import HarvestLogStats, install_defaults
 
         install_defaults(settings, HarvestLogStats)
+        if settings.get("REDIS_URL"):  # a worker of a harvest shared on Redis: scrapy-redis's components
+            for name, value in settings.getdict("STRUCTCRAWL_REDIS_SCHEDULER").items():
+                settings.set(name, value, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarvestSpider:
@@ -111,8 +116,23 @@ class HarvestSpider(scrapy.Spider):
         for url in (self.start_url, *config.like):
             self.harvest.seed(url)
         self.store: HarvestStore | None = None
+        self.shared: SharedHarvestStore | None = None
+        self.job_name = config.job  #: the Redis keys' part of a shared harvest (structcrawl.crawling.distributed)
+        self.harvest_done = False  #: a shared harvest: nothing queued nor taken by any worker when this one idled
         db = settings.get("STRUCTCRAWL_DB")
-        if db:
+        if settings.get("REDIS_URL"):
+            from structcrawl.crawling.distributed import check_redis, worker_name
+            from structcrawl.store.workers import SharedHarvestStore, check_shared_url
+
+            if not db:
+                raise ValueError("a harvest shared on Redis (REDIS_URL) keeps its items and state in PostgreSQL: "
+                                 "set STRUCTCRAWL_DB=postgresql+psycopg://…")
+            check_shared_url(str(db))
+            check_redis(settings)
+            self.worker_name = worker_name()
+            self.shared = SharedHarvestStore(str(db), config.job, self.start_url, config.store_parameters(),
+                                             self.worker_name, fresh=config.fresh)
+        elif db:
             from structcrawl.store.harvest import HarvestStore
 
             self.store = HarvestStore(str(db), config.job, self.start_url, config.store_parameters(),
@@ -145,10 +165,13 @@ class HarvestSpider(scrapy.Spider):
             yield request
 
     def _requests(self) -> Iterator[scrapy.Request]:
-        while len(self.inflight) < self.config.max_inflight and self._budget_left():
+        # shared on Redis, every URL the plan wants goes to the shared queue at once, ordered there by its
+        # priority: a worker's own frontier would die with it
+        limit = math.inf if self.shared is not None else self.config.max_inflight
+        while len(self.inflight) < limit and self._budget_left():
             # hub pages only while few pages are in flight: those may still show the targets
             # (and the new URLs) that make a hub page unnecessary
-            entry = self.harvest.pop(hubs=len(self.inflight) < self.hub_inflight)
+            entry = self.harvest.pop(hubs=self.shared is not None or len(self.inflight) < self.hub_inflight)
             if entry is None:
                 return
             why = refusal(entry.url, self.max_url_length, self.traps)
@@ -162,10 +185,21 @@ class HarvestSpider(scrapy.Spider):
                 self._failed(entry, why, None)
                 continue
             self.requested += 1
-            self.inflight[entry.url] = entry
-            headers = {"Referer": entry.referer} if entry.referer else None
-            yield scrapy.Request(entry.url, callback=self.parse_page, errback=self.page_failed, headers=headers,
-                                 meta={META_KEY: entry})
+            if self.shared is None:
+                self.inflight[entry.url] = entry
+            yield self._request(entry)
+        if self.shared is not None and self.harvest.parked:
+            # hub URLs the plan put aside while the hubs are quiet wait in Redis, where any worker's next
+            # new find brings them back (kept in this worker, they would die with it)
+            parked, self.harvest.parked = self.harvest.parked, []
+            for entry in parked:
+                self.crawler.engine.scheduler.park_new(self._request(entry))
+
+    def _request(self, entry: Entry) -> scrapy.Request:
+        headers = {"Referer": entry.referer} if entry.referer else None
+        priority = 0 if self.shared is None else self.harvest.priority(entry)
+        return scrapy.Request(entry.url, callback=self.parse_page, errback=self.page_failed, headers=headers,
+                              meta={META_KEY: entry}, priority=priority)
 
     def _top_up(self) -> None:
         for request in self._requests():
@@ -176,9 +210,16 @@ class HarvestSpider(scrapy.Spider):
 
     # -- pages --------------------------------------------------------------------------
     def parse_page(self, response: Response) -> list[dict[str, Any]]:
+        items = self._parse_page(response)
+        self._ack(response.request)
+        return items
+
+    def _parse_page(self, response: Response) -> list[dict[str, Any]]:
         entry: Entry = response.meta[META_KEY]
         self.inflight.pop(entry.url, None)
         self.crawler.stats.inc_value("harvest/pages_fetched")
+        if self.shared is not None:
+            self.shared.fetched()
         final = normalize_url(response.url) or entry.url
         if final != entry.url and final in self.harvest.done:
             self._failed(entry, "duplicate", response.status, alias=True)
@@ -201,7 +242,11 @@ class HarvestSpider(scrapy.Spider):
             self.crawler.stats.inc_value("harvest/traps")
         spelled = self.config.model.site_model.speller.collections(features.collections)
         collections = {path: [u for u in urls if self.scope(u)] for path, urls in spelled.items()}
+        quiet = self.harvest.hubs_quiet()
         outcome = self.harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
+        if self.shared is not None and quiet and not self.harvest.hubs_quiet():
+            # the page showed something new: the requests parked by any worker are worth fetching again
+            self.crawler.engine.scheduler.unpark()
         self.crawler.stats.inc_value(f"harvest/pages/{outcome.kind}")
         self.crawler.stats.inc_value(f"harvest/class/{cls}")
         if entry.explore:
@@ -225,11 +270,20 @@ class HarvestSpider(scrapy.Spider):
         }
         if self.config.body:
             item["body"] = response.text
+        if self.shared is not None and not self.shared.item(final, cls, item):
+            # another worker stored this page (a request re-queued from a dead worker, or another URL
+            # redirecting here): the store holds each target once, so its item is not emitted again
+            self.crawler.stats.inc_value("harvest/duplicates")
+            return []
         if seq is not None:
             self._pending[final] = seq
         return [item]
 
     def page_failed(self, failure: Failure) -> None:
+        self._page_failed(failure)
+        self._ack(failure.request)
+
+    def _page_failed(self, failure: Failure) -> None:
         entry: Entry | None = failure.request.meta.get(META_KEY)
         if entry is None:
             return
@@ -237,6 +291,8 @@ class HarvestSpider(scrapy.Spider):
         response = getattr(failure.value, "response", None)
         if response is not None:
             self.crawler.stats.inc_value("harvest/pages_fetched")
+            if self.shared is not None:
+                self.shared.fetched()
             why = f"http_{response.status}"
         elif failure.check(IgnoreRequest):
             text = str(failure.value).lower()
@@ -274,7 +330,33 @@ class HarvestSpider(scrapy.Spider):
             flush_feeds(self.crawler)
         self.store.emitted(seq)
 
+    def min_priority(self) -> int | None:
+        """A shared harvest: the lowest request priority this worker takes now.  Hub pages only while few
+        pages are in flight, as in :meth:`_requests` (those pages may still show the targets and the
+        new URLs that make a hub page unnecessary): targets, seeds and probes only otherwise."""
+        return 0 if len(self.crawler.engine.downloader.active) >= self.hub_inflight else None
+
+    def defers(self, request: scrapy.Request) -> bool:
+        """A shared harvest: is ``request`` of a collection this worker found dead, or a hub page while its
+        hubs are quiet?  The scheduler parks it in Redis then, as :meth:`Harvest.pop` keeps it aside in
+        the one-process harvest (URLs queued at once in Redis would otherwise all be fetched)."""
+        entry: Entry | None = request.meta.get(META_KEY)
+        if entry is None:
+            return False
+        collection = self.harvest.collections.get(entry.key) if entry.key is not None else None
+        if collection is not None and collection.decision == SKIP:
+            return True
+        return request.priority < 0 and self.harvest.hubs_quiet()
+
+    def _ack(self, request: scrapy.Request) -> None:
+        """A shared harvest: the request's outcome is durable, the scheduler forgets its lease."""
+        if self.shared is not None:
+            self.crawler.engine.scheduler.ack(request)
+
     def _on_idle(self, spider: scrapy.Spider) -> None:
+        if self.shared is not None:
+            self._shared_idle()
+            return
         # nothing is scheduled, downloading or parsed: what is still "in flight" was dropped silently
         for entry in list(self.inflight.values()):
             logger.warning("Lost request for %s (dropped silently by a Scrapy component)", entry.url)
@@ -285,6 +367,23 @@ class HarvestSpider(scrapy.Spider):
             raise DontCloseSpider
         if not self._budget_left():
             raise CloseSpider("max_pages")
+
+    def _shared_idle(self) -> None:
+        """Idle, a worker of a shared harvest waits while any worker holds a request or any is queued
+        (those may still bring new URLs); the harvest is done when neither is left."""
+        scheduler = self.crawler.engine.scheduler
+        vanished = scheduler.drop_held()  # nothing of this worker is downloading or parsed now
+        if vanished:
+            logger.warning("Lost %d requests (dropped silently by a Scrapy component)", vanished)
+            self.crawler.stats.inc_value("harvest/failed/lost", vanished)
+        self._top_up()
+        self.shared.heartbeat()
+        queued, leased = scheduler.backlog()
+        if queued or leased:
+            raise DontCloseSpider
+        if not self._budget_left():
+            raise CloseSpider("max_pages")
+        self.harvest_done = True
 
     # -- the end ---------------------------------------------------------------------
     def figures(self) -> dict[str, Any]:
@@ -311,6 +410,8 @@ class HarvestSpider(scrapy.Spider):
         stats.set_value("harvest/close_reason", reason)
         if self.store is not None:
             self.store.close(reason, figures)
+        if self.shared is not None:
+            self.shared.close(reason, self.harvest_done, figures)
         precision = figures["targets"] / figures["fetched"] if figures["fetched"] else 0.0
         logger.info(
             "Harvest closed (%s): %d targets of classes %s harvested, %d pages fetched (%d not targets: %s; "
