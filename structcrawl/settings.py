@@ -156,6 +156,9 @@ STRUCTCRAWL_HARVEST_EXPLORE = 0.05
 STRUCTCRAWL_HARVEST_EXPLORE_MIN = 10
 #: Put the page body (text) into each harvested item.
 STRUCTCRAWL_HARVEST_BODY = False
+#: Write the harvest's figures per class (targets harvested and estimated, pages fetched, requests)
+#: to this JSON file when it closes, for ``structcrawl report MODEL --harvest FILE`` (None: not written).
+STRUCTCRAWL_HARVEST_SUMMARY = None
 
 #: Every STRUCTCRAWL_* setting with its default (the spider's ``update_settings``
 #: adds them at ``default`` priority).

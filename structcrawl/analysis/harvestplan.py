@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -441,16 +441,38 @@ class Harvest:
             self.explored += 1
 
     # -- figures ------------------------------------------------------------------
-    def target_share(self, key: Key) -> float:
+    def _share(self, key: Key, classes: frozenset[int] | set[int]) -> float:
+        """Share of collection ``key``'s links (the model's counts plus the outcomes) that led to ``classes``."""
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes
         total = sum(counts.values())
-        return sum(n for c, n in counts.items() if c in self.targets) / total if total else 0.0
+        return sum(n for c, n in counts.items() if c in classes) / total if total else 0.0
+
+    def _waiting(self) -> Iterator[Key]:
+        """The collections of the URLs waiting, one per URL, dead collections left out."""
+        for q in self.buckets.values():
+            for e in q:
+                if e.key is not None and self.collections[e.key].decision != SKIP:
+                    yield e.key
 
     def estimated_targets(self) -> int:
         """Targets harvested plus the expected targets among the URLs waiting."""
-        waiting = sum(self.target_share(e.key) for q in self.buckets.values() for e in q
-                      if e.key is not None and self.collections[e.key].decision != SKIP)
-        return self.harvested + round(waiting)
+        return self.harvested + round(sum(self._share(key, self.targets) for key in self._waiting()))
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per class the harvest planned for or fetched (class None: pages that fit no class), in id
+        order: its ``role`` (target, hub: the plan goes through it, other), ``fetched`` pages, and for
+        a target class ``harvested`` and ``estimated`` (harvested plus its expected pages among the
+        URLs waiting)."""
+        waiting = list(self._waiting())
+        rows = []
+        for cls in sorted(set(self.pages_of) | self.targets | self.hubs(), key=lambda c: (c is None, c or 0)):
+            role = "target" if cls in self.targets else "hub" if cls in self.hubs() else "other"
+            row: dict[str, Any] = {"class": cls, "role": role, "fetched": self.pages_of[cls]}
+            if role == "target":
+                row["harvested"] = self.pages_of[cls]
+                row["estimated"] = self.pages_of[cls] + round(sum(self._share(key, {cls}) for key in waiting))
+            rows.append(row)
+        return rows
 
 
 def _site_path(url: str) -> str:

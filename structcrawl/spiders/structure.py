@@ -149,7 +149,7 @@ class StructureSpider(scrapy.Spider):
         self.steps.stable_logged = resumed.result.stable_at_pages is not None
 
     def _replayed_step(self, stored: StoredBatch, report: StepReport) -> None:
-        self.steps.observe_traps(stored.pages, log=False)
+        self.steps.observe(stored.pages, log=False)
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
         return {
@@ -512,6 +512,7 @@ class StructureSpider(scrapy.Spider):
             samples=config.samples,
             fingerprint_pages=config.fingerprint_pages,
             occurrence=config.occurrence,
+            titles=self.steps.titles,
         )
 
 

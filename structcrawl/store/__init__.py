@@ -155,11 +155,12 @@ class CrawlStore:
         ``{"document": …, "counters": …}``); the export knobs and the extra
         parameters come from the job's parameters (``"document"``).
         """
-        from structcrawl.sitemodel import TagPathSamples, model_document
+        from structcrawl.sitemodel import PageTitles, TagPathSamples, model_document
 
         info = self.job(name)
         doc = dict(info.parameters.get("document") or {})
         samples = TagPathSamples(int(doc.get("fingerprint_pages", 100)))
+        titles = PageTitles()
         own: list[bool] = []
 
         def hook(explorer):
@@ -168,6 +169,7 @@ class CrawlStore:
             page_class = explorer.model.page_class
 
             def keep(sb: StoredBatch, _report) -> None:
+                titles.keep(sb.pages)
                 if not own[0]:
                     samples.keep(sb.pages, page_class)
 
@@ -186,6 +188,7 @@ class CrawlStore:
             parameters=doc.get("parameters"),
             tag_paths=None if own and own[0] else samples,
             members=bool(doc.get("members", False)) if members is None else members,
+            titles=titles,
             **kwargs,
         )
 
