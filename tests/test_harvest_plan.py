@@ -88,3 +88,19 @@ def test_estimated_targets_from_the_link_counts():
     drain(h)
     h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(8)]})
     assert h.estimated_targets() == 8  # every link of that collection led to an item in the model
+
+
+def test_summary_per_class_roles_and_estimates():
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(8)]})
+    h.pop()
+    h.page(H + "/item/0", (1, ITEMS), 2, {})
+    rows = {r["class"]: r for r in h.summary()}
+    assert rows[2] == {"class": 2, "role": "target", "fetched": 1, "harvested": 1, "estimated": 8}
+    assert rows[1] == {"class": 1, "role": "hub", "fetched": 1}
+    assert rows[3]["role"] == "hub" and rows[3]["fetched"] == 0  # reviews link back to items
+    assert [r["class"] for r in h.summary()] == [0, 1, 2, 3]

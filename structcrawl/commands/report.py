@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
         write_report(document, target, harvest=harvest)
     except OSError as exc:
         raise CommandError(f"could not write the report to {target}: {exc.strerror or exc}") from None
-    lead = lead_sentence(document) + (f"\n{harvest_sentence(harvest)}" if harvest else "")
+    lead = lead_sentence(document)
+    if harvest:
+        lead += "\n" + harvest_sentence(harvest, (document.get("crawl") or {}).get("pages_requested"))
     print(f"{lead}\nwrote the report to {target}", file=sys.stderr)
     return 0

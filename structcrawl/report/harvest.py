@@ -40,18 +40,23 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def harvest_sentence(summary: Mapping[str, Any]) -> str:
-    """N target pages from R requests (r per target page), what else was fetched, why it stopped."""
+def harvest_sentence(summary: Mapping[str, Any], learnt_with: int | None = None) -> str:
+    """N target pages from R requests (r per target page; with the ``learnt_with`` requests of the
+    structure crawl that learnt the model, r' per target page), what else was fetched, why it stopped."""
     harvested = sum(int(r.get("harvested") or 0) for r in summary.get("classes") or [])
     requested = int(summary.get("requested") or 0)
     per = f"{requested / harvested:.2f} requests per target page" if harvested else "no target page"
+    if harvested and learnt_with:
+        per += (f"; {(requested + learnt_with) / harvested:.2f} with the structure crawl's {learnt_with:,} "
+                "requests")
     return (f"The harvest fetched {harvested:,} target pages with {requested:,} requests ({per}; "
             f"{int(summary.get('explored') or 0):,} pages fetched to explore, {int(summary.get('failed') or 0):,} "
             f"failed) and stopped: {summary.get('close_reason') or 'not recorded'}.")
 
 
-def harvest_section(summary: Mapping[str, Any], names: Mapping[int, str]) -> str:
-    """The report's harvest section: its sentence and one row per class, targets first, then hubs."""
+def harvest_section(summary: Mapping[str, Any], names: Mapping[int, str], learnt_with: int | None = None) -> str:
+    """The report's harvest section: its sentence (:func:`harvest_sentence`) and one row per class,
+    targets first, then hubs."""
     order = {"target": 0, "hub": 1, "other": 2}
     rows = sorted(summary.get("classes") or [], key=lambda r: (r.get("class") is None,
                                                                order.get(r.get("role"), 3), r.get("class") or 0))
@@ -74,7 +79,7 @@ def harvest_section(summary: Mapping[str, Any], names: Mapping[int, str]) -> str
                      f'<td class="num" data-label="estimated">{estimated}</td></tr>')
     return f"""<section id="harvest">
 <h2>Harvest</h2>
-<p id="harvest-lead">{_e(harvest_sentence(summary))}</p>
+<p id="harvest-lead">{_e(harvest_sentence(summary, learnt_with))}</p>
 <table id="harvest-table">
 <thead><tr><th>page type</th><th>role</th><th>pages fetched</th><th>targets harvested</th>
 <th>estimated targets</th></tr></thead>

@@ -139,7 +139,8 @@ def _sample(url: str, title: str | None) -> str:
     path = _e(_site_path(url))
     if not title:
         return f'<li><a href="{_e(url)}">{path}</a></li>'
-    return f'<li><a href="{_e(url)}" class="sample-title">{_e(title)}</a><br><small class="sample-path">{path}</small></li>'
+    return (f'<li><a href="{_e(url)}" class="sample-title">{_e(title)}</a><br>'
+            f'<small class="sample-path">{path}</small></li>')
 
 
 def _dl(pairs: Iterable[tuple[str, Any]]) -> str:
@@ -385,7 +386,7 @@ collections; drag to move, Ctrl+wheel to zoom.</p>
 </tbody>
 </table>
 </section>
-{harvest_section(harvest, names) if harvest else ""}
+{harvest_section(harvest, names, crawl.get("pages_requested")) if harvest else ""}
 {_curve_section(document)}
 <details id="details">
 <summary>Crawl figures, parameters, MDL</summary>
