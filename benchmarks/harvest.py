@@ -140,7 +140,8 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
         feed = tmp / f"{name}-{'-'.join(case)}.jsonl"
         mark = log.mark()
         res = structcrawl("harvest", str(model), "--classes", ",".join(map(str, targets)), "-O", str(feed),
-                          "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0")
+                          "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0",
+                          "-s", f"STRUCTCRAWL_HARVEST_SUMMARY={feed.with_suffix('.summary.json')}")
         if res.returncode != 0:
             raise SystemExit(f"harvest of {name} {case} failed:\n{res.stderr[-3000:]}")
         harvest_requests = len(log.since(mark))
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA), help="repeatable; default all")
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--no-corpora", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep the models, feeds and harvest summaries in DIR")
     args = ap.parse_args(argv)
 
     def out(msg: str) -> None:
@@ -204,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="harvest-bench-") as tmpdir:
-        tmp = Path(tmpdir)
+        tmp = Path(args.keep or tmpdir)
+        tmp.mkdir(parents=True, exist_ok=True)
         if not args.no_demo:
             site = DemoSite(pages=args.demo_pages)
             log = Log()

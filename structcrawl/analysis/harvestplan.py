@@ -9,12 +9,17 @@ collection (class C, path P) of which class leads to which class).  Each class
 gets its **distance** to the targets: 0 for a target class, 1 + the smallest
 distance of a class it links to otherwise.  A collection (C, P) is **followed**
 when it leads to a target class or to a class no farther from the targets than
-C itself (listing → listing by a pager, home → listing), and skipped when every
-class it leads to is farther (a book page's links to its reviews when books are
-the targets) or unreachable.  In a collection that leads to several classes a
-URL is predicted by the classes' URL patterns (Vertex §IV-A), the most specific
-matching one first, so a menu followed for its categories does not fetch the
-about page.
+C itself (listing → listing by a pager, home → listing), or, on a target page,
+to a listing of targets (a class whose pages link ``LISTING_LINKS`` targets or
+more: a book's author, a source file's directory, which may list targets that
+no other page links); it is skipped when every class it leads to is farther (a
+book page's links to its reviews when books are the targets) or unreachable.
+In a collection that leads to several classes a URL is predicted by the words
+its URL shares with each class's sample URLs (a Javadoc ``…/package-use.html``
+is a package-use page, though that class's URL pattern, learnt from five pages
+of one package, does not match it), then by the classes' URL patterns (Vertex
+§IV-A), the most specific matching one first, so a menu followed for its
+categories does not fetch the about page.
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -36,7 +41,10 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   listed every book).
 * **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of the
   pages fetched) were no target and showed nothing new toward the targets, hub
-  URLs are parked; a page showing something new brings them back.
+  URLs are parked — those of the hub classes that had ``PROBE_PAGES`` pages
+  fetched at least (a class not tried yet gets its chance), and not those of a
+  collection whose links mostly (``LIKELY``) led to targets; a page showing
+  something new brings them back.
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -59,6 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structcrawl.analysis.urlpattern import compile_pattern
+from structcrawl.analysis.urlwords import shared_url_words, url_words
 from structcrawl.core.traps import url_shape
 
 #: URLs of a collection nobody has followed yet that are fetched to learn where it leads
@@ -73,6 +82,14 @@ QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
 DEAD_RISK = 0.01
+#: Links to targets per page (the model's counts) from which a class is a listing of targets, followed
+#: from the target pages themselves (a review links its one book; an author page lists several).
+LISTING_LINKS = 2.0
+#: Share of a collection's links that led to targets from which its URLs are likely targets: not
+#: parked as hub URLs when the hubs are quiet.
+LIKELY = 0.5
+#: Sample URLs a class needs for the words they share to predict its URLs.
+WORD_SAMPLES = 2
 #: Distance of a class from which no target is reachable.
 FAR = math.inf
 
@@ -155,6 +172,9 @@ class Harvest:
         for c in classes:
             self.dist.setdefault(c, 0 if c in self.targets else FAR)
         self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
+        # a single sample's words are its whole URL, not what its class's URLs share
+        self.words = {c: shared_url_words(e["samples"]) for c, e in classes.items()
+                      if len(e.get("samples") or ()) >= WORD_SAMPLES}
         # links per page of a class that lead nearer (the model's counts): hubs that list more go first
         nearer: Counter = Counter()
         for (src, _path), counts in self.links.items():
@@ -186,27 +206,50 @@ class Harvest:
         return {c for c, d in self.dist.items() if 0 < d < FAR}
 
     def _predicted(self, key: Key, url: str) -> int | None:
-        """The class a URL of collection ``key`` most likely is.  Among the collection's classes whose
-        URL pattern matches it, the most specific pattern's (the longest: ``^/[^/?]+_8h_source\\.html$``
-        before ``^/[^/?]+\\.html$``; a target's on a tie); when none matches, the collection's most
-        frequent class.  (A target's broad pattern preferred over a specific hub pattern made every
-        commons-math3 page look like a target: 2,197 requests for its 76 package summaries.)"""
+        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific URL
+        pattern of the whole model that matches it is a target's (the model may not have seen this
+        collection lead there — pango's enums, listed on an index page the model classes differently).
+        Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
+        (:meth:`_word_score`), then whose URL pattern matches it, the most specific pattern first (the
+        longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
+        the collection's most frequent class.  (A target's broad pattern preferred over a specific hub
+        pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
+        summaries.)"""
+        path = _site_path(url)
+        best = self._pattern_class(path, self.patterns)
+        if best in self.targets:
+            return best
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
             else self.links.get(key, Counter())
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
-            path = _site_path(url)
-            hits = [c for c in classes if c in self.patterns and self.patterns[c].search(path)]
-            if hits:
-                return max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets, counts[c], -c))
-        return max(classes, key=lambda c: (counts[c], -c), default=None)
+            words = set(url_words(url))
+
+            def rank(c: int) -> tuple:
+                pattern = self.patterns.get(c)
+                hit = pattern is not None and pattern.search(path) is not None
+                return (self._word_score(c, words), hit, len(pattern.pattern) if hit else 0, c in self.targets,
+                        counts[c], -c)
+
+            return max(classes, key=rank)
+        return classes[0] if classes else None
+
+    def _word_score(self, cls: int, words: set[str]) -> int:
+        """How well a URL's ``words`` fit class ``cls``: how many of its sample URLs' shared words the URL
+        has (``…/package-use.html``: 6 for the package-use pages, 5 for the package summaries).  A word
+        the URL lacks is no evidence against: Doxygen's struct pages are class pages whose URLs lack
+        ``classgeos``."""
+        return sum(w in words for w in self.words.get(cls, ()))
+
+    def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
+        """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
+        (the longest pattern; a target's on a tie)."""
+        hits = [c for c, pattern in patterns.items() if pattern.search(path)]
+        return max(hits, key=lambda c: (len(patterns[c].pattern), c in self.targets, -c), default=None)
 
     def looks_like_target(self, url: str) -> bool:
         """Is the most specific URL pattern of the model that matches ``url`` a target class's?"""
-        path = _site_path(url)
-        hits = [c for c, pattern in self.patterns.items() if pattern.search(path)]
-        return bool(hits) and max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets)) \
-            in self.targets
+        return self._pattern_class(_site_path(url), self.patterns) in self.targets
 
     def _leads(self, source: int | None, target: int | None) -> bool:
         """Does a link from a page of class ``source`` to one of ``target`` lead toward the targets?"""
@@ -215,7 +258,12 @@ class Harvest:
         if target in self.targets:
             return True
         here = FAR if source is None else self.dist.get(source, FAR)
-        return self.dist.get(target, FAR) <= here < FAR or (source is None and self.dist.get(target, FAR) < FAR)
+        there = self.dist.get(target, FAR)
+        if here == 0 and there == 1:
+            # a target page's link to a listing of targets (its directory, its author): that listing may
+            # list targets no page nearer links (geos: source files listed only by their directory page)
+            return self.yield_per_page.get(target, 0.0) >= LISTING_LINKS
+        return there <= here < FAR or (source is None and there < FAR)
 
     def _collection(self, key: Key) -> _Collection:
         col = self.collections.get(key)
@@ -403,8 +451,14 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet():
-                self.parked.append(entry)  # back in the queue if a page shows something new again
+            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet() \
+                    and self.pages_of[bucket] >= PROBE_PAGES and self._share(entry.key, self.targets) < LIKELY:
+                # back in the queue if a page shows something new again.  Not parked: a URL of a hub class
+                # not tried yet (commons-math3: 51 hierarchy pages in a row showed nothing new, and the
+                # class pages, each linking its class-use page, were parked after 3), and a URL of a
+                # collection whose links mostly led to targets (pango's flags pages, listed with the
+                # enums, whose URL pattern they do not match)
+                self.parked.append(entry)
                 continue
             if entry.key is not None and self.collections[entry.key].decision == SKIP:
                 self.queued.discard(entry.url)  # a dead collection: another one may still bring it
