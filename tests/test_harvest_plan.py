@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, Harvest, class_distances
+from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, QUIET_MIN, Harvest, class_distances
 
 H = "http://shop.test"
 MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
@@ -104,3 +104,56 @@ def test_summary_per_class_roles_and_estimates():
     assert rows[1] == {"class": 1, "role": "hub", "fetched": 1}
     assert rows[3]["role"] == "hub" and rows[3]["fetched"] == 0  # reviews link back to items
     assert [r["class"] for r in h.summary()] == [0, 1, 2, 3]
+
+
+CRUMB, USES = "p.crumb/a", "nav.uses/a"
+
+
+def test_a_target_page_leads_to_its_listing_but_not_to_its_reviews():
+    """An item links its listing (a class whose pages link 8 items each): it may list items no other page
+    links, so it is followed; its reviews (one item each) are not."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 1, "count": 40})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {CRUMB: [H + "/list/9"], REVIEWS: [H + "/review/1"]})
+    assert drain(h) == [H + "/list/9"]
+
+
+def test_the_words_of_sample_urls_predict_a_url_its_class_pattern_misses():
+    """A collection leading to listings and to 'use' pages (the targets), whose URL pattern was learnt
+    from the pages of one folder: a 'use' page of another folder is predicted by its words, a target."""
+    doc = document()
+    doc["classes"] = [c for c in doc["classes"] if c["id"] != 2] + [
+        {"id": 5, "size": 2, "url_pattern": r"^/math/use/[^/?]+\.html$",
+         "samples": [H + "/math/use/Vector.html", H + "/math/use/Matrix.html"]}]
+    doc["classes"][1]["samples"] = [H + "/list/1", H + "/list/2"]
+    doc["class_links"] = [{"source": 0, "path": MENU, "target": 1, "count": 3},
+                          {"source": 0, "path": MENU, "target": 5, "count": 1}]
+    h = Harvest(doc, [5], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/3", H + "/stats/use/Mean.html"]})
+    # by the most frequent class of the collection it would be a listing, which leads to no target here
+    assert drain(h) == [H + "/stats/use/Mean.html"]
+
+
+def test_quiet_hubs_park_the_classes_tried_not_the_untried_ones():
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + f"/list/{i}" for i in range(1, 8)]})
+    for i in (1, 2, 3, 4, 5):
+        assert h.pop().url == H + f"/list/{i}"
+        h.page(H + f"/list/{i}", (0, MENU), 1, {})
+    h.page(H + "/review/1", None, 3, {BACK: [H + "/review/2"]})  # a review page; its link: a review (hub)
+    h.quiet = QUIET_MIN  # the last QUIET_MIN pages showed nothing new
+    assert h.hubs_quiet()
+    # the listings were tried (5 pages): parked; reviews (1 page so far) get their chance
+    assert drain(h) == [H + "/review/2"]
+    assert sorted(e.url for e in h.parked) == [H + "/list/6", H + "/list/7"]
