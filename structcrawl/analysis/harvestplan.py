@@ -97,6 +97,8 @@ Key = tuple[int | None, str]  #: (class of the page holding the links, spelled c
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
 SEEDS = "seeds"  #: the bucket of start URLs
+LISTINGS = "listings"  #: (LISTINGS, class): the bucket of a class's URLs linked from target pages
+Bucket = int | None | str | tuple[str, int | None]
 
 
 def class_distances(edges: Iterable[tuple[int, int]], targets: Iterable[int]) -> dict[int, float]:
@@ -182,7 +184,7 @@ class Harvest:
         self.yield_per_page = {c: nearer[c] / e["size"] for c, e in classes.items()}
         self.collections: dict[Key, _Collection] = {}
         #: URLs waiting, by the class they are predicted to be (SEEDS: start URLs, None: unknown)
-        self.buckets: dict[int | None | str, deque[Entry]] = {}
+        self.buckets: dict[Bucket, deque[Entry]] = {}
         self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
@@ -278,17 +280,26 @@ class Harvest:
             col = self.collections[key] = _Collection(decision)
         return col
 
-    def _bucket(self, key: Key | None, url: str) -> int | None | str:
-        return SEEDS if key is None else self._predicted(key, url)
+    def _bucket(self, key: Key | None, url: str) -> Bucket:
+        """Where a URL waits: SEEDS, the class it is predicted to be, or (LISTINGS, that class) for a
+        listing linked from a target page."""
+        if key is None:
+            return SEEDS
+        cls = self._predicted(key, url)
+        return (LISTINGS, cls) if key[0] in self.targets and cls not in self.targets else cls
 
-    def _order(self, bucket: int | None | str) -> tuple[float, float]:
+    def _order(self, bucket: Bucket) -> tuple[float, float, float]:
         """Which waiting bucket goes first: seeds, then nearer classes, then the classes whose pages
-        showed the most new URLs leading nearer (measured now, so a class that stops paying waits)."""
+        showed the most new URLs leading nearer (measured now, so a class that stops paying waits);
+        the listings linked from target pages last, once the rest is done (commons-math3: the class-use
+        page of every class page lists classes the package summaries list too)."""
         if bucket == SEEDS:
-            return (-1.0, 0.0)
+            return (0, -1.0, 0.0)
+        if isinstance(bucket, tuple):
+            return (1, *self._order(bucket[1])[1:])
         if bucket is None:
-            return (FAR, 0.0)
-        return (self.dist.get(bucket, FAR), -self.novelty(bucket))
+            return (0, FAR, 0.0)
+        return (0, self.dist.get(bucket, FAR), -self.novelty(bucket))
 
     def novelty(self, cls: int) -> float:
         """New URLs leading nearer found per page of class ``cls``: the model's links per page as a prior
@@ -375,7 +386,10 @@ class Harvest:
             for entry in parked:
                 self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
         if key is not None:
-            self._learn(key, cls, useful, explore)
+            # a listing linked from a target page is there for the targets it shows that no other page
+            # showed: the next page of its own kind does not keep it alive (commons-math3: every class
+            # page links its class-use page, which links more class-use pages)
+            self._learn(key, cls, pays if key[0] in self.targets else useful, explore)
         return PageOutcome(kind, useful, new)
 
     def _alias(self, url: str) -> bool:
@@ -451,8 +465,9 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
+            cls = bucket[1] if isinstance(bucket, tuple) else bucket
             if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet() \
-                    and self.pages_of[bucket] >= PROBE_PAGES and self._share(entry.key, self.targets) < LIKELY:
+                    and self.pages_of[cls] >= PROBE_PAGES and self._share(entry.key, self.targets) < LIKELY:
                 # back in the queue if a page shows something new again.  Not parked: a URL of a hub class
                 # not tried yet (commons-math3: 51 hierarchy pages in a row showed nothing new, and the
                 # class pages, each linking its class-use page, were parked after 3), and a URL of a
