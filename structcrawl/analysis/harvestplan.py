@@ -314,9 +314,22 @@ class Harvest:
         self.buckets.setdefault(self._bucket(key, url), deque()).append(Entry(url, key, referer, explore))
 
     def _wanted(self, key: Key, url: str) -> bool:
-        """A URL of a followed collection, unless its pattern says it is of a class the plan avoids."""
+        """A URL of a followed collection, unless its pattern says it is of a class the plan avoids, or it
+        is a listing in a collection of a target page that leads to targets itself (commons-math3's
+        navigation bar on a class page: the previous and next classes, and the frames version of the
+        page, a listing of all classes — 1,476 of them fetched)."""
         cls = self._predicted(key, url)
-        return cls is None or self._leads(key[0], cls) or key not in self.links
+        if cls is None or key not in self.links:
+            return True
+        if key[0] in self.targets and cls not in self.targets and self._leads_to_targets(key):
+            return False
+        return self._leads(key[0], cls)
+
+    def _leads_to_targets(self, key: Key) -> bool:
+        """Did the model (or this harvest) see collection ``key`` lead to a target?"""
+        seen = self.links.get(key, Counter()) + (self.collections[key].outcomes if key in self.collections
+                                                  else Counter())
+        return any(c in self.targets for c in seen)
 
     # -- feeding ------------------------------------------------------------------
     def seed(self, url: str) -> None:
