@@ -39,12 +39,12 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
-* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of the
-  pages fetched) were no target and showed nothing new toward the targets, hub
-  URLs are parked — those of the hub classes that had ``PROBE_PAGES`` pages
-  fetched at least (a class not tried yet gets its chance), and not those of a
-  collection whose links mostly (``LIKELY``) led to targets; a page showing
-  something new brings them back.
+* **Quiet hubs.**  Once ``QUIET_MIN`` pages of a hub class in a row (and
+  ``QUIET_SHARE`` of its pages fetched) showed nothing new toward the targets,
+  the URLs of that class are parked: it has shown every target it can.  Per
+  class, not for all hubs at once: a class whose pages still pay goes on
+  (commons-math3's package summaries each show their package tree, while the
+  class pages fetched between them show nothing new).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -75,9 +75,8 @@ from structcrawl.core.traps import url_shape
 PROBE_PAGES = 5
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
-#: Pages in a row that are no target and show nothing new toward the targets after which no more
-#: hub page is fetched:
-#: QUIET_SHARE of the pages fetched, and at least QUIET_MIN.
+#: Pages of a hub class in a row that show nothing new toward the targets after which no more page
+#: of that class is fetched: QUIET_SHARE of its pages fetched, and at least QUIET_MIN.
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
@@ -85,9 +84,6 @@ DEAD_RISK = 0.01
 #: Links to targets per page (the model's counts) from which a class is a listing of targets, followed
 #: from the target pages themselves (a review links its one book; an author page lists several).
 LISTING_LINKS = 2.0
-#: Share of a collection's links that led to targets from which its URLs are likely targets: not
-#: parked as hub URLs when the hubs are quiet.
-LIKELY = 0.5
 #: Sample URLs a class needs for the words they share to predict its URLs.
 WORD_SAMPLES = 2
 #: Distance of a class from which no target is reachable.
@@ -194,8 +190,8 @@ class Harvest:
         self.probes_out = 0  #: URLs handed out to explore a collection (this run)
         self.harvested = 0
         self.kinds: Counter = Counter()
-        self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
-        self.parked: list[Entry] = []  #: hub URLs not fetched while the hubs are quiet
+        self.quiet: Counter = Counter()  #: class -> its pages in a row that showed nothing new nearer the targets
+        self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
         #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
@@ -393,11 +389,7 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
-        self.quiet = 0 if pays else self.quiet + 1
-        if pays and self.parked:
-            parked, self.parked = self.parked, []
-            for entry in parked:
-                self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
+        self.quiet[cls] = 0 if pays else self.quiet[cls] + 1
         if key is not None:
             # a listing linked from a target page is there for the targets it shows that no other page
             # showed: the next page of its own kind does not keep it alive (commons-math3: every class
@@ -410,12 +402,11 @@ class Harvest:
         shape = url_shape(url)
         return self.redirected[shape] > self.landed[shape]
 
-    def hubs_quiet(self) -> bool:
-        """Have the last pages, QUIET_SHARE of all pages fetched (QUIET_MIN at least), been no target
-        and shown no new target and no new URL nearer the targets?  Then hub pages are not worth
-        fetching any more: every target this harvest can find is known.  (Hub URLs wait, and come
-        back if a target page shows something new.)"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+    def quiet_hub(self, cls: int | None) -> bool:
+        """Have the last pages of hub class ``cls``, QUIET_SHARE of its pages fetched (QUIET_MIN at
+        least), shown no new target and no new URL nearer the targets?  Then its pages are not worth
+        fetching any more: it has shown every target it can."""
+        return cls not in self.targets and self.quiet[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
         col = self._collection(key)
@@ -478,14 +469,7 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            cls = bucket[1] if isinstance(bucket, tuple) else bucket
-            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet() \
-                    and self.pages_of[cls] >= PROBE_PAGES and self._share(entry.key, self.targets) < LIKELY:
-                # back in the queue if a page shows something new again.  Not parked: a URL of a hub class
-                # not tried yet (commons-math3: 51 hierarchy pages in a row showed nothing new, and the
-                # class pages, each linking its class-use page, were parked after 3), and a URL of a
-                # collection whose links mostly led to targets (pango's flags pages, listed with the
-                # enums, whose URL pattern they do not match)
+            if bucket != SEEDS and self.quiet_hub(bucket[1] if isinstance(bucket, tuple) else bucket):
                 self.parked.append(entry)
                 continue
             if entry.key is not None and self.collections[entry.key].decision == SKIP:

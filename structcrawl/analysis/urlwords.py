@@ -1,5 +1,5 @@
-"""The words of URLs: what the URLs of one page type share, for a person (class names in the report) and
-for the harvest (which class a URL it has not fetched most likely is).
+"""The words of URLs (and of other texts): what the URLs of one page type share, for a person (class
+names in the report) and for the harvest (which class a URL it has not fetched most likely is).
 
 ``/category/fiction`` and ``/category/poetry`` share ``category``; a page type's URL pattern (Vertex,
 :mod:`structcrawl.analysis.urlpattern`) generalises what varies, its shared words are what stays.
@@ -25,13 +25,18 @@ def url_words(url: str) -> list[str]:
     if segments:
         segments[-1] = _EXTENSION.sub("", segments[-1])
     segments += [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    words: list[str] = []
-    for segment in segments:
-        for word in _WORD.findall(segment):
-            word = word.lower()
-            if len(word) >= MIN_WORD and word not in words:
-                words.append(word)
-    return words
+    return text_words(*segments)
+
+
+def text_words(*texts: str) -> list[str]:
+    """The words (runs of ``MIN_WORD`` letters or more) of ``texts``, lower case, in order, each once
+    (``Class Reference`` -> ``class, reference``)."""
+    words: dict[str, None] = {}
+    for text in texts:
+        for word in _WORD.findall(text):
+            if len(word) >= MIN_WORD:
+                words.setdefault(word.lower(), None)
+    return list(words)
 
 
 def shared_url_words(samples: Sequence[str]) -> list[str]:

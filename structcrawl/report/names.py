@@ -35,7 +35,7 @@ import re
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
-from structcrawl.analysis.urlwords import MIN_WORD, shared_url_words
+from structcrawl.analysis.urlwords import shared_url_words, text_words
 
 #: most URL words in a name
 MAX_NAME_WORDS = 4
@@ -53,21 +53,11 @@ _WORD = re.compile(r"[A-Za-z]+")
 Class = Mapping[str, Any]
 
 
-def title_words(title: str) -> list[str]:
-    """The words of a page title, lower case, in order, each once (``Class Reference`` -> ``class, reference``)."""
-    words: list[str] = []
-    for word in _WORD.findall(title):
-        word = word.lower()
-        if len(word) >= MIN_WORD and word not in words:
-            words.append(word)
-    return words
-
-
 def shared_title_words(titles: Sequence[str]) -> list[str]:
     """The words at least ``TITLE_SHARE`` of ``titles`` have, in the first title's order (none for no title)."""
     if not titles:
         return []
-    lists = [title_words(t) for t in titles]
+    lists = [text_words(t) for t in titles]
     need = TITLE_SHARE * len(titles)
     return [w for w in dict.fromkeys(w for ws in lists for w in ws) if sum(w in ws for ws in lists) >= need]
 
