@@ -17,7 +17,8 @@ book page's links to its reviews when books are the targets) or unreachable.
 In a collection that leads to several classes a URL is predicted by the words
 its URL shares with each class's sample URLs (a Javadoc ``…/package-use.html``
 is a package-use page, though that class's URL pattern, learnt from five pages
-of one package, does not match it), then by the classes' URL patterns (Vertex
+of one package, does not match it: it has every word those pages' URLs share,
+but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
 categories does not fetch the about page.
 
@@ -170,9 +171,12 @@ class Harvest:
         for c in classes:
             self.dist.setdefault(c, 0 if c in self.targets else FAR)
         self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
-        # a single sample's words are its whole URL, not what its class's URLs share
-        self.words = {c: shared_url_words(e["samples"]) for c, e in classes.items()
-                      if len(e.get("samples") or ()) >= WORD_SAMPLES}
+        # a single sample's words are its whole URL, not what its class's URLs share; a word most
+        # classes share (a site's /lib/…/doc/html/ or org/apache/…) tells none apart
+        shared = {c: shared_url_words(e["samples"]) for c, e in classes.items()
+                  if len(e.get("samples") or ()) >= WORD_SAMPLES}
+        frequency = Counter(w for ws in shared.values() for w in ws)
+        self.words = {c: [w for w in ws if frequency[w] * 2 <= len(shared)] for c, ws in shared.items()}
         # links per page of a class that lead nearer (the model's counts): hubs that list more go first
         nearer: Counter = Counter()
         for (src, _path), counts in self.links.items():
@@ -233,11 +237,13 @@ class Harvest:
         return classes[0] if classes else None
 
     def _word_score(self, cls: int, words: set[str]) -> int:
-        """How well a URL's ``words`` fit class ``cls``: how many of its sample URLs' shared words the URL
-        has (``…/package-use.html``: 6 for the package-use pages, 5 for the package summaries).  A word
-        the URL lacks is no evidence against: Doxygen's struct pages are class pages whose URLs lack
-        ``classgeos``."""
-        return sum(w in words for w in self.words.get(cls, ()))
+        """How well a URL's ``words`` fit class ``cls``: the number of its sample URLs' shared words when
+        the URL has every one of them (``…/package-use.html``: 2, ``package use``, for the package-use
+        pages; 0 for the package summaries, which share ``summary``), else 0 — a URL lacking one is no
+        evidence either way (Doxygen's struct pages are class pages whose URLs lack ``classgeos``; two
+        erl_interface pages share ``erl interface ei``, which a chapter's URL lacks)."""
+        shared = self.words.get(cls, ())
+        return len(shared) if all(w in words for w in shared) else 0
 
     def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
         """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
