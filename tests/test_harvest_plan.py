@@ -158,3 +158,23 @@ def test_a_quiet_hub_class_is_parked_not_the_others():
     # the listings are parked; reviews (one page so far) go on
     assert drain(h) == [H + "/review/2"]
     assert len(h.parked) == QUIET_MIN + 1 and all("/list/" in e.url for e in h.parked)
+
+
+def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():
+    """Two pages of a module class share 'lib erl interface'; a chapter's URL has only 'lib': by one word it
+    is no module page.  The listing's pattern decides: a chapter (the target)."""
+    doc = document()
+    doc["classes"] = [
+        {"id": 0, "size": 1, "url_pattern": "^/$", "samples": [H + "/"]},
+        {"id": 4, "size": 50, "url_pattern": r"^/lib/[^/?]+/doc/[^/?]+\.html$",
+         "samples": [H + "/lib/a-1/doc/x.html", H + "/lib/b-2/doc/y.html", H + "/lib/c-3/doc/z.html"]},
+        {"id": 19, "size": 2, "url_pattern": r"^/lib/erl_interface-5/doc/[^/?]+\.html$",
+         "samples": [H + "/lib/erl_interface-5/doc/ei.html", H + "/lib/erl_interface-5/doc/ei_connect.html"]},
+    ]
+    doc["class_links"] = [{"source": 0, "path": MENU, "target": 4, "count": 30},
+                          {"source": 0, "path": MENU, "target": 19, "count": 2}]
+    h = Harvest(doc, [4], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/lib/debugger-5/doc/chapter.html"]})
+    assert h.buckets and list(h.buckets) == [4]  # predicted a chapter: a target
