@@ -144,7 +144,7 @@ def test_the_words_of_sample_urls_predict_a_url_its_class_pattern_misses():
     assert drain(h) == [H + "/stats/use/Mean.html"]
 
 
-def test_a_quiet_hub_class_is_parked_not_the_others():
+def test_a_quiet_hub_class_is_parked_while_the_harvest_is_quiet():
     h = harvest()
     h.seed(H + "/")
     drain(h)
@@ -154,10 +154,9 @@ def test_a_quiet_hub_class_is_parked_not_the_others():
         assert url.startswith(H + "/list/")
         h.page(url, (0, MENU), 1, {PAGER: [H + f"/list/next-{i}"]})
     assert h.quiet_hub(1) and not h.quiet_hub(3) and not h.quiet_hub(2)
-    h.page(H + "/review/1", None, 3, {BACK: [H + "/review/2"]})  # a review page; its link: a review (hub)
-    # the listings are parked; reviews (one page so far) go on
-    assert drain(h) == [H + "/review/2"]
-    assert len(h.parked) == QUIET_MIN + 1 and all("/list/" in e.url for e in h.parked)
+    assert drain(h) == [] and len(h.parked) == QUIET_MIN + 1  # the listings wait
+    h.page(H + "/item/1", None, 2, {})  # a target: something new
+    assert not h.quiet_hub(1) and len(drain(h)) == QUIET_MIN + 1  # they come back
 
 
 def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():

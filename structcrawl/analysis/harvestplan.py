@@ -40,12 +40,16 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
-* **Quiet hubs.**  Once ``QUIET_MIN`` pages of a hub class in a row (and
-  ``QUIET_SHARE`` of its pages fetched) showed nothing new toward the targets,
-  the URLs of that class are parked: it has shown every target it can.  Per
-  class, not for all hubs at once: a class whose pages still pay goes on
+* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of
+  the pages fetched) showed nothing new toward the targets, and as many of a
+  hub class's own pages in a row (and ``QUIET_SHARE`` of its pages), the URLs
+  of that class are parked; a page showing something new brings them back.
+  Both: a class whose pages still pay goes on while others do not
   (commons-math3's package summaries each show their package tree, while the
-  class pages fetched between them show nothing new).
+  class pages fetched between them show nothing new), and a class whose pages
+  stopped paying goes on while the harvest still finds targets (erlang's
+  application front pages show modules that the module pages fetched first
+  had shown, but only they lead to the applications not visited yet).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -76,8 +80,9 @@ from structcrawl.core.traps import url_shape
 PROBE_PAGES = 5
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
-#: Pages of a hub class in a row that show nothing new toward the targets after which no more page
-#: of that class is fetched: QUIET_SHARE of its pages fetched, and at least QUIET_MIN.
+#: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
+#: which no more page of that class is fetched: QUIET_SHARE of the pages fetched (of the harvest, of
+#: the class), and at least QUIET_MIN.
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
@@ -194,8 +199,9 @@ class Harvest:
         self.probes_out = 0  #: URLs handed out to explore a collection (this run)
         self.harvested = 0
         self.kinds: Counter = Counter()
-        self.quiet: Counter = Counter()  #: class -> its pages in a row that showed nothing new nearer the targets
-        self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched
+        self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
+        self.quiet_of: Counter = Counter()  #: the same per class
+        self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
         #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
@@ -395,7 +401,12 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
-        self.quiet[cls] = 0 if pays else self.quiet[cls] + 1
+        self.quiet = 0 if pays else self.quiet + 1
+        self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
+        if pays and self.parked:
+            parked, self.parked = self.parked, []
+            for entry in parked:
+                self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
         if key is not None:
             # a listing linked from a target page is there for the targets it shows that no other page
             # showed: the next page of its own kind does not keep it alive (commons-math3: every class
@@ -409,10 +420,13 @@ class Harvest:
         return self.redirected[shape] > self.landed[shape]
 
     def quiet_hub(self, cls: int | None) -> bool:
-        """Have the last pages of hub class ``cls``, QUIET_SHARE of its pages fetched (QUIET_MIN at
-        least), shown no new target and no new URL nearer the targets?  Then its pages are not worth
-        fetching any more: it has shown every target it can."""
-        return cls not in self.targets and self.quiet[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
+        """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
+        pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
+        targets?  Then its pages are not worth fetching any more: the targets this harvest can find
+        are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
+        something new.)"""
+        return cls not in self.targets and self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched) \
+            and self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
         col = self._collection(key)
