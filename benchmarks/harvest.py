@@ -15,8 +15,11 @@ each served on 127.0.0.1 by a server that counts every request it answers):
 Per case: target pages in the truth that the BFS reaches, recall of the
 harvest's items, harvest requests, structure-crawl requests, BFS requests to
 full recall, the ratio (structure + harvest) / BFS, precision (targets /
-harvest requests), and throughput (harvest requests per second of Scrapy's
-elapsed time) / the BFS crawl's — all requests counted on the server's side.
+harvest requests), and throughput: the harvest's requests per second of
+Scrapy's elapsed time over a plain Scrapy spider's fetching the very URLs the
+harvest requested, in the same order, with the same settings (every page run
+through ``LinkExtractor`` as a ``CrawlSpider`` does, nothing followed) — all
+requests counted on the server's side.
 Writes the Markdown table to stdout.  Nothing leaves 127.0.0.1.
 """
 
@@ -140,7 +143,8 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
         feed = tmp / f"{name}-{'-'.join(case)}.jsonl"
         mark = log.mark()
         res = structcrawl("harvest", str(model), "--classes", ",".join(map(str, targets)), "-O", str(feed),
-                          "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0")
+                          "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0",
+                          "-s", f"STRUCTCRAWL_HARVEST_SUMMARY={feed.with_suffix('.summary.json')}")
         if res.returncode != 0:
             raise SystemExit(f"harvest of {name} {case} failed:\n{res.stderr[-3000:]}")
         harvest_requests = len(log.since(mark))
@@ -148,17 +152,60 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
         got = {i["url"] for i in items}
         found = len(truth_pages & got)
         harvest_seconds = elapsed(res.stderr)
+        plain_rate = plain_rate_on(base, [p for p, _s in log.since(mark)], tmp, log)
         share = len(truth_pages) / max(1, len(reached))
         row = dict(site=name, case="+".join(case), classes=",".join(map(str, targets)), truth=len(truth_pages),
                    share=share, recall=found / len(truth_pages), harvest=harvest_requests,
                    structure=structure_requests, bfs=last + 1,
                    ratio=(structure_requests + harvest_requests) / (last + 1),
                    precision=found / max(1, harvest_requests),
-                   throughput=(harvest_requests / harvest_seconds) / (len(bfs_log) / bfs_seconds))
+                   throughput=(harvest_requests / harvest_seconds) / plain_rate)
         out(f"   {name} {row['case']}: recall {row['recall']:.3f}, harvest {harvest_requests} requests, "
             f"ratio {row['ratio']:.2f}, precision {row['precision']:.2f}")
         table.append(row)
     return table
+
+
+def plain_rate_on(base: str, paths: list[str], tmp: Path, log: Log) -> float:
+    """Requests per second of Scrapy's elapsed time of a plain spider fetching ``paths`` (site-relative,
+    as the server logged them) with structcrawl's settings, in a child process."""
+    urls = tmp / "plain-urls.txt"
+    urls.write_text("\n".join(base.rstrip("/") + p for p in paths), encoding="utf-8")
+    mark = log.mark()
+    res = subprocess.run([sys.executable, __file__, "--plain-urls", str(urls)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"plain spider failed:\n{res.stderr[-3000:]}")
+    return len(log.since(mark)) / float(res.stdout.strip())
+
+
+def _plain_child(path: str) -> None:
+    """Fetch the URLs of ``path`` (one a line) with a plain Scrapy spider; print Scrapy's elapsed seconds."""
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.linkextractors import LinkExtractor
+
+    from structcrawl.crawling.runner import build_settings
+
+    urls = Path(path).read_text(encoding="utf-8").split()
+    extractor = LinkExtractor()
+
+    class Plain(scrapy.Spider):
+        name = "plain"
+        custom_settings = {"LOG_LEVEL": "WARNING", "LOGSTATS_INTERVAL": 0}
+
+        async def start(self):
+            for url in urls:
+                yield scrapy.Request(url, dont_filter=True)
+
+        def parse(self, response):
+            if isinstance(response, scrapy.http.TextResponse):
+                extractor.extract_links(response)  # the work a CrawlSpider does per page
+
+    process = CrawlerProcess(build_settings({"LOG_LEVEL": "WARNING"}))
+    crawler = process.create_crawler(Plain)
+    process.crawl(crawler)
+    process.start()
+    print(crawler.stats.get_value("elapsed_time_seconds"))
 
 
 def _path(url: str) -> str:
@@ -181,7 +228,7 @@ def corpus_cases(sizes: Counter, pages: int) -> list[tuple[str, ...]]:
 def table(rows: list[dict]) -> str:
     head = ("| site | targets (truth class) | model classes | target pages | share of site | recall | "
             "harvest requests | structure requests | BFS requests to full recall | (structure + harvest) / BFS "
-            "| precision | throughput vs BFS |")
+            "| precision | throughput vs plain spider, same pages |")
     lines = [head, "|" + "---|" * 12]
     for r in rows:
         lines.append(
@@ -197,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA), help="repeatable; default all")
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--no-corpora", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep the models, feeds and harvest summaries in DIR")
     args = ap.parse_args(argv)
 
     def out(msg: str) -> None:
@@ -204,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="harvest-bench-") as tmpdir:
-        tmp = Path(tmpdir)
+        tmp = Path(args.keep or tmpdir)
+        tmp.mkdir(parents=True, exist_ok=True)
         if not args.no_demo:
             site = DemoSite(pages=args.demo_pages)
             log = Log()
@@ -241,4 +290,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    if sys.argv[1:2] == ["--plain-urls"]:
+        _plain_child(sys.argv[2])
+        sys.exit(0)
     sys.exit(main())

@@ -198,7 +198,7 @@ def _write_base(engine: sa.Engine, job: int, base: _BaseCrawl) -> None:
             (S.xpaths, [(job, i, x) for x, i in base.xpaths.items()]),
             (S.paths, [(job, i, p) for p, i in base.paths.items()]),
             (S.tagsets, [(job, i, len(t), pack_tagset(t)) for t, i in base.tagsets.items()]),
-            (S.pages, [(job, pid, url, requested, 0, pid, 200, None, None, tagset, False, len(base.links[pid]))
+            (S.pages, [(job, pid, url, requested, 0, pid, 200, None, None, tagset, False, len(base.links[pid]), None)
                        for pid, (url, requested, tagset) in enumerate(base.pages)]),
             (S.links, [(job, pid, pos, target, xpath, path)
                        for pid, row in enumerate(base.links) for pos, (target, xpath, path) in enumerate(row)]),

@@ -160,6 +160,9 @@ STRUCTCRAWL_HARVEST_EXPLORE = 0.05
 STRUCTCRAWL_HARVEST_EXPLORE_MIN = 10
 #: Put the page body (text) into each harvested item.
 STRUCTCRAWL_HARVEST_BODY = False
+#: Write the harvest's figures per class (targets harvested and estimated, pages fetched, requests)
+#: to this JSON file when it closes, for ``structcrawl report MODEL --harvest FILE`` (None: not written).
+STRUCTCRAWL_HARVEST_SUMMARY = None
 
 #: Scale-out (issue 15): with ``REDIS_URL`` set, the harvest spider is one worker of a harvest shared on
 #: Redis by scrapy-redis, its items and state in PostgreSQL (STRUCTCRAWL_DB).  These scrapy-redis settings

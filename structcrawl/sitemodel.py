@@ -117,6 +117,17 @@ def storable_text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
+class PageTitles(dict):
+    """Page URL -> its title (:attr:`PageFeatures.title`), kept on the crawler side for the samples'
+    titles: the explorer keeps no text.  Fed the pages of every model step, live or replayed from
+    the store, so the spider's export and the store's are the same."""
+
+    def keep(self, pages: Iterable[PageFeatures]) -> None:
+        for feats in pages:
+            if feats.title:
+                self[feats.url] = feats.title
+
+
 # ---------------------------------------------------------------------------
 # Export
 # ---------------------------------------------------------------------------
@@ -143,6 +154,7 @@ def _class_entry(
     samples: int,
     fingerprint_pages: int,
     occurrence: float,
+    titles: Mapping[str, str],
 ) -> dict[str, Any]:
     from structcrawl.analysis.fingerprint import fingerprint
 
@@ -178,6 +190,7 @@ def _class_entry(
         "fingerprint": fp,
         "fingerprint_pages": fp_pages,
         "samples": sample_urls,
+        "sample_titles": {u: titles[u] for u in sample_urls if titles.get(u)},
         "url_pattern": pattern,
         "link_pattern": _link_pattern(pattern, cls.members),
         # what classification compares a page with (SiteModel.classify): each distinct member
@@ -245,6 +258,7 @@ def model_document(
     occurrence: float = DEFAULT_OCCURRENCE,
     bodies: Mapping[str, str] | PageBodies | None = None,
     field_pages: int = DEFAULT_FIELD_PAGES,
+    titles: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready site model of an :class:`~structcrawl.core.explorer.Explorer`.
 
@@ -256,7 +270,8 @@ def model_document(
     requested/fetched, stop reason, timestamps …), merged over the ones it
     does (pages modelled, failed, model updates, stability).  ``parameters``:
     extra parameters (stop rule, scope …) merged over the model's own
-    (strategy, batch size, dt, costs, stability rule).
+    (strategy, batch size, dt, costs, stability rule).  ``titles``: page URL ->
+    its title (:class:`PageTitles`), for the samples' titles.
     """
     model: SiteModel = explorer.model
     stability = explorer.stability
@@ -291,7 +306,7 @@ def model_document(
     member_schemas = _member_schemas(model)
     classes = [
         _class_entry(model.classes[cid], member_schemas.get(cid, []), tag_paths, members, samples,
-                     fingerprint_pages, occurrence)
+                     fingerprint_pages, occurrence, titles or {})
         for cid in sorted(model.classes)
     ]
     for entry, data in zip(classes, _class_data(model, bodies or {}, field_pages)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, Harvest, class_distances
+from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, QUIET_MIN, Harvest, class_distances
 
 H = "http://shop.test"
 MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
@@ -80,11 +80,100 @@ def test_a_followed_collection_that_shows_nothing_new_dies():
     assert h.collections[(0, MENU)].decision == "skip"
 
 
-def test_estimated_targets_from_the_link_counts():
+def listed(items: int = 8) -> Harvest:
+    """A harvest that fetched the home page and one listing of ``items`` items, none fetched yet."""
     h = harvest()
     h.seed(H + "/")
     drain(h)
     h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
     drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(8)]})
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(items)]})
+    return h
+
+
+def test_estimated_targets_from_the_link_counts():
+    h = listed()
     assert h.estimated_targets() == 8  # every link of that collection led to an item in the model
+
+
+def test_summary_per_class_roles_and_estimates():
+    h = listed()
+    h.pop()
+    h.page(H + "/item/0", (1, ITEMS), 2, {})
+    rows = {r["class"]: r for r in h.summary()}
+    assert rows[2] == {"class": 2, "role": "target", "fetched": 1, "harvested": 1, "estimated": 8}
+    assert rows[1] == {"class": 1, "role": "hub", "fetched": 1}
+    assert rows[3]["role"] == "hub" and rows[3]["fetched"] == 0  # reviews link back to items
+    assert [r["class"] for r in h.summary()] == [0, 1, 2, 3]
+
+
+CRUMB, USES = "p.crumb/a", "nav.uses/a"
+
+
+def test_a_target_page_leads_to_its_listing_but_not_to_its_reviews():
+    """An item links its listing (a class whose pages link 8 items each): it may list items no other page
+    links, so it is followed; its reviews (one item each) are not."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 1, "count": 40})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {CRUMB: [H + "/list/9"], REVIEWS: [H + "/review/1"]})
+    assert drain(h) == [H + "/list/9"]
+
+
+def test_the_words_of_sample_urls_predict_a_url_its_class_pattern_misses():
+    """A collection leading to listings and to 'use' pages (the targets), whose URL pattern was learnt
+    from the pages of one folder: a 'use' page of another folder is predicted by its words, a target."""
+    doc = document()
+    doc["classes"] = [c for c in doc["classes"] if c["id"] != 2] + [
+        {"id": 5, "size": 2, "url_pattern": r"^/math/use/[^/?]+\.html$",
+         "samples": [H + "/math/use/Vector.html", H + "/math/use/Matrix.html"]}]
+    doc["classes"][1]["samples"] = [H + "/list/1", H + "/list/2"]
+    doc["class_links"] = [{"source": 0, "path": MENU, "target": 1, "count": 3},
+                          {"source": 0, "path": MENU, "target": 5, "count": 1}]
+    h = Harvest(doc, [5], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/3", H + "/stats/use/Mean.html"]})
+    # by the most frequent class of the collection it would be a listing, which leads to no target here
+    assert drain(h) == [H + "/stats/use/Mean.html"]
+
+
+def test_a_quiet_hub_class_is_parked_while_the_harvest_is_quiet():
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + f"/list/{i}" for i in range(1, QUIET_MIN + 2)]})
+    for i in range(1, QUIET_MIN + 1):  # QUIET_MIN listings in a row: a next page each, no new item
+        url = h.pop().url
+        assert url.startswith(H + "/list/")
+        h.page(url, (0, MENU), 1, {PAGER: [H + f"/list/next-{i}"]})
+    assert h.quiet_hub(1) and not h.quiet_hub(3) and not h.quiet_hub(2)
+    assert drain(h) == [] and len(h.parked) == QUIET_MIN + 1  # the listings wait
+    h.page(H + "/item/1", None, 2, {})  # a target: something new
+    assert not h.quiet_hub(1) and len(drain(h)) == QUIET_MIN + 1  # they come back
+
+
+def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():
+    """Two pages of a module class share 'lib erl interface'; a chapter's URL has only 'lib': by one word it
+    is no module page.  The listing's pattern decides: a chapter (the target)."""
+    doc = document()
+    doc["classes"] = [
+        {"id": 0, "size": 1, "url_pattern": "^/$", "samples": [H + "/"]},
+        {"id": 4, "size": 50, "url_pattern": r"^/lib/[^/?]+/doc/[^/?]+\.html$",
+         "samples": [H + "/lib/a-1/doc/x.html", H + "/lib/b-2/doc/y.html", H + "/lib/c-3/doc/z.html"]},
+        {"id": 19, "size": 2, "url_pattern": r"^/lib/erl_interface-5/doc/[^/?]+\.html$",
+         "samples": [H + "/lib/erl_interface-5/doc/ei.html", H + "/lib/erl_interface-5/doc/ei_connect.html"]},
+    ]
+    doc["class_links"] = [{"source": 0, "path": MENU, "target": 4, "count": 30},
+                          {"source": 0, "path": MENU, "target": 19, "count": 2}]
+    h = Harvest(doc, [4], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/lib/debugger-5/doc/chapter.html"]})
+    assert h.buckets and list(h.buckets) == [4]  # predicted a chapter: a target

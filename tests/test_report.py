@@ -13,6 +13,7 @@ from lxml import etree
 from lxml import html as LH
 
 from helpers import learn_offline
+from structcrawl.analysis.urlwords import url_words
 from structcrawl.commands.parser import main
 from structcrawl.demo.site import DemoSite
 from structcrawl.report import (
@@ -25,7 +26,7 @@ from structcrawl.report import (
     report_path_for,
 )
 from structcrawl.report.graph import MAX_GRAPH_CLASSES, STAGGER, backbone, busiest_in, staggered
-from structcrawl.report.names import section_words, url_words
+from structcrawl.report.names import section_words
 from structcrawl.report.page import lead_sentence
 from structcrawl.sitemodel import model_document, write_model
 from test_export import BASE

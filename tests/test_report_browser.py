@@ -2,9 +2,10 @@
 
 For the demo model and for a real-site model with ≥ 15 classes
 (``tests/data/erlang.model.json.gz``: a ``--stop exhaust`` structure crawl of
-the erlang-doc corpus served by benchmarks/corpora.py's package, 32 classes;
-``tag_counts`` and the schema paths on < 10 % of a class's members dropped to
-keep it small), at 1400, 1024 and 390 px:
+the erlang-doc corpus, 43 classes, with its samples' titles, rebuilt by
+``python benchmarks/report_model.py``), at 1400, 1024 and 390 px; the demo's
+report with the section of a harvest of its books (run offline as the spider
+does):
 
 * the page loads with no console message at all and no request but its own
   file (every other request is refused and counted);
@@ -32,10 +33,14 @@ from pathlib import Path
 import pytest
 
 from helpers import learn_offline
+from structcrawl.analysis.harvestplan import Harvest
+from structcrawl.core.features import extract
 from structcrawl.demo.site import DemoSite
 from structcrawl.report import write_report
 from structcrawl.report.graph import MAX_GRAPH_CLASSES
-from structcrawl.sitemodel import model_document
+from structcrawl.report.harvest import SUMMARY_FORMAT
+from structcrawl.settings import STRUCTCRAWL_HARVEST_EXPLORE, STRUCTCRAWL_HARVEST_EXPLORE_MIN
+from structcrawl.sitemodel import PageTitles, load_model, model_document
 from test_export import BASE
 
 SHOTS = Path(__file__).resolve().parent.parent / "benchmarks" / "out" / "report"
@@ -116,19 +121,49 @@ def reports(tmp_path_factory):
     """``{name: (model document, report path)}``: the demo site's model and the real-site one."""
     site = DemoSite()
     fetch, explorer, samples = learn_offline(site, BASE + "/", "stable", per_class=20)
+    titles = PageTitles()
+    titles.keep(fetch.features.values())
     demo = json.loads(json.dumps(model_document(explorer, crawl={"stop_reason": "model_stable",
                                                                  "stable_at_pages": len(explorer.model.pages)},
-                                                tag_paths=samples)))
+                                                tag_paths=samples, titles=titles)))
     with gzip.open(REAL_MODEL, "rt", encoding="utf-8") as fh:
         real = json.load(fh)
     assert len(real["classes"]) >= 15
     out = {}
     folder = tmp_path_factory.mktemp("report")
-    for name, doc in (("demo", demo), ("erlang", real), ("sixty", sixty_classes())):
+    model_path = folder / "demo.model.json"
+    model_path.write_text(json.dumps(demo), encoding="utf-8")
+    harvest = offline_harvest(fetch, load_model(model_path), demo["site"]["start_url"], "/book/")
+    for name, doc, summary in (("demo", demo, harvest), ("erlang", real, None), ("sixty", sixty_classes(), None)):
         path = folder / f"{name}.html"
-        write_report(doc, path)
+        write_report(doc, path, harvest=summary)
         out[name] = (doc, path)
     return out
+
+
+def offline_harvest(fetch, model, start_url: str, target_path: str) -> dict:
+    """The summary of a harvest of the class whose samples are ``target_path`` pages, run offline as the
+    spider does (classify, spell, hand to the plan), for the report's harvest section."""
+    doc = model.document
+    target = next(c["id"] for c in doc["classes"] if target_path in c["samples"][0])
+    harvest = Harvest(doc, [target], explore_share=STRUCTCRAWL_HARVEST_EXPLORE,
+                      explore_min=STRUCTCRAWL_HARVEST_EXPLORE_MIN)
+    harvest.seed(start_url)
+    requested = failed = 0
+    while (entry := harvest.pop()) is not None:
+        requested += 1
+        got = fetch(entry.url)
+        if got is None:
+            failed += 1
+            harvest.failed(entry)
+            continue
+        final, body = got
+        features = extract(body, final)
+        cls, _cost = model.classify_page(features)
+        harvest.page(final, entry.key, cls, model.site_model.speller.collections(features.collections),
+                     entry.explore, entry.url)
+    return {"format": SUMMARY_FORMAT, "targets": [target], "close_reason": "finished", "requested": requested,
+            "fetched": harvest.fetched, "explored": harvest.explored, "failed": failed, "classes": harvest.summary()}
 
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
@@ -154,6 +189,13 @@ def sixty_classes() -> dict:
             "crawl": {"pages_modelled": sum(c["size"] for c in classes), "stop_reason": "max_pages"},
             "classes": classes, "class_links": [{"source": s, "path": p, "target": t, "count": n}
                                                 for (s, p, t), n in sorted(merged.items())]}
+
+
+def own_boxes(doc: dict) -> list[dict]:
+    """The classes drawn with a box of their own, largest first: all, or the largest
+    ``MAX_GRAPH_CLASSES - 1`` when there are more (the rest share one box)."""
+    ranked = sorted(doc["classes"], key=lambda c: (-c["size"], c["id"]))
+    return ranked if len(ranked) <= MAX_GRAPH_CLASSES else ranked[: MAX_GRAPH_CLASSES - 1]
 
 
 class Visit:
@@ -226,12 +268,16 @@ def test_report_loads_offline_cleanly_without_overlaps(reports, visit, name, wid
     assert v.requests == [], "the report loads nothing"
     page = v.page
     shown = page.eval_on_selector_all("#model-graph g.node", "gs => gs.map(g => g.id)")
-    boxes = [f"class-node-{c['id']}" for c in doc["classes"]]
+    boxes = [f"class-node-{c['id']}" for c in own_boxes(doc)]
     if len(doc["classes"]) > MAX_GRAPH_CLASSES:
-        boxes = [f"class-node-{i}" for i in range(MAX_GRAPH_CLASSES - 1)] + ["class-node-other"]
+        boxes.append("class-node-other")
     assert sorted(shown) == sorted(boxes)
     assert page.eval_on_selector_all("#class-table tr[data-class]", "rs => rs.length") == len(doc["classes"])
     assert page.is_visible("#model-graph") and page.is_visible("#learning-curve")
+    titled = sum(len(c.get("sample_titles") or {}) for c in doc["classes"])
+    assert page.eval_on_selector_all("a.sample-title", "as => as.length") == titled
+    assert titled > 0 or name == "sixty"
+    assert page.is_visible("#harvest-table") == (name == "demo")  # the demo's report has a harvest
     result = page.evaluate(LAYOUT_PROBLEMS, TOLERANCE)
     assert result["texts"] > 100
     assert result["problems"] == []
@@ -248,8 +294,8 @@ def test_clicking_a_class_box_scrolls_to_its_row(reports, visit, name):
     v = visit(path, 1024)
     v.ready()
     page = v.page
-    # the smallest class: its row is the table's last, far below the first screen
-    cid = min(doc["classes"], key=lambda c: (c["size"], -c["id"]))["id"]
+    # the smallest class with a box: its row is far below the first screen
+    cid = own_boxes(doc)[-1]["id"]
     row = f"#class-{cid}"
     assert not page.evaluate(f"document.querySelector('{row}').getBoundingClientRect().top < innerHeight")
     page.locator(f"#class-node-{cid}").scroll_into_view_if_needed()

@@ -24,7 +24,7 @@ from dbfixtures import db_url, pg_url  # noqa: F401 - fixtures
 from structcrawl.core.explorer import Explorer
 from structcrawl.core.features import extract
 from structcrawl.demo.site import DemoSite, fetcher
-from structcrawl.sitemodel import TagPathSamples, dumps, model_document
+from structcrawl.sitemodel import PageTitles, TagPathSamples, dumps, model_document
 from structcrawl.store import (
     SCHEMA_VERSION,
     CrawlStore,
@@ -68,6 +68,7 @@ class OfflineCrawl:
         self.uncompleted = 0
         self.fetched: Counter = Counter()  # URL -> fetches
         self.samples = TagPathSamples(PARAMS["document"]["fingerprint_pages"])
+        self.titles = PageTitles()  # as the spider keeps them: the samples' titles in the model
         self.rng = random.Random(seed)
         self.done = False
 
@@ -111,6 +112,7 @@ class OfflineCrawl:
         merges = len(ex.merges)
         ex.complete(batch, pages, list(failed))
         self.samples.keep(pages, ex.model.page_class)
+        self.titles.keep(pages)
         self.uncompleted -= len(batch.urls)
         if self.writer:
             pc = ex.model.page_class
@@ -221,13 +223,14 @@ def test_stored_history_replays_to_the_live_state(db_url, site):
 
 def test_export_from_the_store_is_the_live_document(db_url, site):
     store, session, explorer = open_session(db_url)
-    OfflineCrawl(site, explorer, session).run(steps=45)
+    crawl = OfflineCrawl(site, explorer, session).run(steps=45)
     figures = {"job": "demo", "pages_requested": 450, "pages_fetched": 440, "stop_reason": "shutdown",
                "stable_at_pages": None, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z"}
     assert session.close("stopped", "shutdown", {"document": figures}, timeout=60)
     doc = PARAMS["document"]
     live = dumps(model_document(explorer, crawl=figures, parameters=doc["parameters"], tag_paths=None,
-                                members=True, samples=5, fingerprint_pages=100, occurrence=0.3))
+                                members=True, samples=5, fingerprint_pages=100, occurrence=0.3, titles=crawl.titles))
+    assert '"sample_titles": {\n        "http' in live  # the titles are kept in the store too
     exported = dumps(store.export_document("demo"))
     assert exported == live
     assert dumps(store.export_document()) == live  # the only job

@@ -9,12 +9,18 @@ collection (class C, path P) of which class leads to which class).  Each class
 gets its **distance** to the targets: 0 for a target class, 1 + the smallest
 distance of a class it links to otherwise.  A collection (C, P) is **followed**
 when it leads to a target class or to a class no farther from the targets than
-C itself (listing → listing by a pager, home → listing), and skipped when every
-class it leads to is farther (a book page's links to its reviews when books are
-the targets) or unreachable.  In a collection that leads to several classes a
-URL is predicted by the classes' URL patterns (Vertex §IV-A), the most specific
-matching one first, so a menu followed for its categories does not fetch the
-about page.
+C itself (listing → listing by a pager, home → listing), or, on a target page,
+to a listing of targets (a class whose pages link ``LISTING_LINKS`` targets or
+more: a book's author, a source file's directory, which may list targets that
+no other page links); it is skipped when every class it leads to is farther (a
+book page's links to its reviews when books are the targets) or unreachable.
+In a collection that leads to several classes a URL is predicted by the words
+its URL shares with each class's sample URLs (a Javadoc ``…/package-use.html``
+is a package-use page, though that class's URL pattern, learnt from five pages
+of one package, does not match it: it has every word those pages' URLs share,
+but for those most classes share), then by the classes' URL patterns (Vertex
+§IV-A), the most specific matching one first, so a menu followed for its
+categories does not fetch the about page.
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -34,9 +40,16 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
-* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of the
-  pages fetched) were no target and showed nothing new toward the targets, hub
-  URLs are parked; a page showing something new brings them back.
+* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of
+  the pages fetched) showed nothing new toward the targets, and as many of a
+  hub class's own pages in a row (and ``QUIET_SHARE`` of its pages), the URLs
+  of that class are parked; a page showing something new brings them back.
+  Both: a class whose pages still pay goes on while others do not
+  (commons-math3's package summaries each show their package tree, while the
+  class pages fetched between them show nothing new), and a class whose pages
+  stopped paying goes on while the harvest still finds targets (erlang's
+  application front pages show modules that the module pages fetched first
+  had shown, but only they lead to the applications not visited yet).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -54,11 +67,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from structcrawl.analysis.urlpattern import compile_pattern
+from structcrawl.analysis.urlwords import shared_url_words, url_words
 from structcrawl.core.traps import url_shape
 
 #: URLs of a collection nobody has followed yet that are fetched to learn where it leads
@@ -66,13 +80,18 @@ from structcrawl.core.traps import url_shape
 PROBE_PAGES = 5
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
-#: Pages in a row that are no target and show nothing new toward the targets after which no more
-#: hub page is fetched:
-#: QUIET_SHARE of the pages fetched, and at least QUIET_MIN.
+#: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
+#: which no more page of that class is fetched: QUIET_SHARE of the pages fetched (of the harvest, of
+#: the class), and at least QUIET_MIN.
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
 DEAD_RISK = 0.01
+#: Links to targets per page (the model's counts) from which a class is a listing of targets, followed
+#: from the target pages themselves (a review links its one book; an author page lists several).
+LISTING_LINKS = 2.0
+#: Sample URLs a class needs for the words they share to predict its URLs.
+WORD_SAMPLES = 2
 #: Distance of a class from which no target is reachable.
 FAR = math.inf
 
@@ -80,6 +99,8 @@ Key = tuple[int | None, str]  #: (class of the page holding the links, spelled c
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
 SEEDS = "seeds"  #: the bucket of start URLs
+LISTINGS = "listings"  #: (LISTINGS, class): the bucket of a class's URLs linked from target pages
+Bucket = int | None | str | tuple[str, int | None]
 
 
 def class_distances(edges: Iterable[tuple[int, int]], targets: Iterable[int]) -> dict[int, float]:
@@ -155,6 +176,12 @@ class Harvest:
         for c in classes:
             self.dist.setdefault(c, 0 if c in self.targets else FAR)
         self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
+        # a single sample's words are its whole URL, not what its class's URLs share; a word most
+        # classes share (a site's /lib/…/doc/html/ or org/apache/…) tells none apart
+        shared = {c: shared_url_words(e["samples"]) for c, e in classes.items()
+                  if len(e.get("samples") or ()) >= WORD_SAMPLES}
+        frequency = Counter(w for ws in shared.values() for w in ws)
+        self.words = {c: [w for w in ws if frequency[w] * 2 <= len(shared)] for c, ws in shared.items()}
         # links per page of a class that lead nearer (the model's counts): hubs that list more go first
         nearer: Counter = Counter()
         for (src, _path), counts in self.links.items():
@@ -162,7 +189,7 @@ class Harvest:
         self.yield_per_page = {c: nearer[c] / e["size"] for c, e in classes.items()}
         self.collections: dict[Key, _Collection] = {}
         #: URLs waiting, by the class they are predicted to be (SEEDS: start URLs, None: unknown)
-        self.buckets: dict[int | None | str, deque[Entry]] = {}
+        self.buckets: dict[Bucket, deque[Entry]] = {}
         self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
@@ -173,7 +200,8 @@ class Harvest:
         self.harvested = 0
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
-        self.parked: list[Entry] = []  #: hub URLs not fetched while the hubs are quiet
+        self.quiet_of: Counter = Counter()  #: the same per class
+        self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
         #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
@@ -186,27 +214,52 @@ class Harvest:
         return {c for c, d in self.dist.items() if 0 < d < FAR}
 
     def _predicted(self, key: Key, url: str) -> int | None:
-        """The class a URL of collection ``key`` most likely is.  Among the collection's classes whose
-        URL pattern matches it, the most specific pattern's (the longest: ``^/[^/?]+_8h_source\\.html$``
-        before ``^/[^/?]+\\.html$``; a target's on a tie); when none matches, the collection's most
-        frequent class.  (A target's broad pattern preferred over a specific hub pattern made every
-        commons-math3 page look like a target: 2,197 requests for its 76 package summaries.)"""
+        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific URL
+        pattern of the whole model that matches it is a target's (the model may not have seen this
+        collection lead there — pango's enums, listed on an index page the model classes differently).
+        Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
+        (:meth:`_word_score`), then whose URL pattern matches it, the most specific pattern first (the
+        longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
+        the collection's most frequent class.  (A target's broad pattern preferred over a specific hub
+        pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
+        summaries.)"""
+        path = _site_path(url)
+        best = self._pattern_class(path, self.patterns)
+        if best in self.targets:
+            return best
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
             else self.links.get(key, Counter())
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
-            path = _site_path(url)
-            hits = [c for c in classes if c in self.patterns and self.patterns[c].search(path)]
-            if hits:
-                return max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets, counts[c], -c))
-        return max(classes, key=lambda c: (counts[c], -c), default=None)
+            words = set(url_words(url))
+
+            def rank(c: int) -> tuple:
+                pattern = self.patterns.get(c)
+                hit = pattern is not None and pattern.search(path) is not None
+                return (self._word_score(c, words), hit, len(pattern.pattern) if hit else 0, c in self.targets,
+                        counts[c], -c)
+
+            return max(classes, key=rank)
+        return classes[0] if classes else None
+
+    def _word_score(self, cls: int, words: set[str]) -> int:
+        """How well a URL's ``words`` fit class ``cls``: the number of its sample URLs' shared words when
+        the URL has every one of them (``…/package-use.html``: 2, ``package use``, for the package-use
+        pages; 0 for the package summaries, which share ``summary``), else 0 — a URL lacking one is no
+        evidence either way (Doxygen's struct pages are class pages whose URLs lack ``classgeos``; two
+        erl_interface pages share ``erl interface ei``, which a chapter's URL lacks)."""
+        shared = self.words.get(cls, ())
+        return len(shared) if all(w in words for w in shared) else 0
+
+    def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
+        """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
+        (the longest pattern; a target's on a tie)."""
+        hits = [c for c, pattern in patterns.items() if pattern.search(path)]
+        return max(hits, key=lambda c: (len(patterns[c].pattern), c in self.targets, -c), default=None)
 
     def looks_like_target(self, url: str) -> bool:
         """Is the most specific URL pattern of the model that matches ``url`` a target class's?"""
-        path = _site_path(url)
-        hits = [c for c, pattern in self.patterns.items() if pattern.search(path)]
-        return bool(hits) and max(hits, key=lambda c: (len(self.patterns[c].pattern), c in self.targets)) \
-            in self.targets
+        return self._pattern_class(_site_path(url), self.patterns) in self.targets
 
     def _leads(self, source: int | None, target: int | None) -> bool:
         """Does a link from a page of class ``source`` to one of ``target`` lead toward the targets?"""
@@ -215,7 +268,12 @@ class Harvest:
         if target in self.targets:
             return True
         here = FAR if source is None else self.dist.get(source, FAR)
-        return self.dist.get(target, FAR) <= here < FAR or (source is None and self.dist.get(target, FAR) < FAR)
+        there = self.dist.get(target, FAR)
+        if here == 0 and there == 1:
+            # a target page's link to a listing of targets (its directory, its author): that listing may
+            # list targets no page nearer links (geos: source files listed only by their directory page)
+            return self.yield_per_page.get(target, 0.0) >= LISTING_LINKS
+        return there <= here < FAR or (source is None and there < FAR)
 
     def _collection(self, key: Key) -> _Collection:
         col = self.collections.get(key)
@@ -230,17 +288,26 @@ class Harvest:
             col = self.collections[key] = _Collection(decision)
         return col
 
-    def _bucket(self, key: Key | None, url: str) -> int | None | str:
-        return SEEDS if key is None else self._predicted(key, url)
+    def _bucket(self, key: Key | None, url: str) -> Bucket:
+        """Where a URL waits: SEEDS, the class it is predicted to be, or (LISTINGS, that class) for a
+        listing linked from a target page."""
+        if key is None:
+            return SEEDS
+        cls = self._predicted(key, url)
+        return (LISTINGS, cls) if key[0] in self.targets and cls not in self.targets else cls
 
-    def _order(self, bucket: int | None | str) -> tuple[float, float]:
+    def _order(self, bucket: Bucket) -> tuple[float, float, float]:
         """Which waiting bucket goes first: seeds, then nearer classes, then the classes whose pages
-        showed the most new URLs leading nearer (measured now, so a class that stops paying waits)."""
+        showed the most new URLs leading nearer (measured now, so a class that stops paying waits);
+        the listings linked from target pages last, once the rest is done (commons-math3: the class-use
+        page of every class page lists classes the package summaries list too)."""
         if bucket == SEEDS:
-            return (-1.0, 0.0)
+            return (0, -1.0, 0.0)
+        if isinstance(bucket, tuple):
+            return (1, *self._order(bucket[1])[1:])
         if bucket is None:
-            return (FAR, 0.0)
-        return (self.dist.get(bucket, FAR), -self.novelty(bucket))
+            return (0, FAR, 0.0)
+        return (0, self.dist.get(bucket, FAR), -self.novelty(bucket))
 
     def novelty(self, cls: int) -> float:
         """New URLs leading nearer found per page of class ``cls``: the model's links per page as a prior
@@ -255,9 +322,22 @@ class Harvest:
         self.buckets.setdefault(self._bucket(key, url), deque()).append(Entry(url, key, referer, explore))
 
     def _wanted(self, key: Key, url: str) -> bool:
-        """A URL of a followed collection, unless its pattern says it is of a class the plan avoids."""
+        """A URL of a followed collection, unless its pattern says it is of a class the plan avoids, or it
+        is a listing in a collection of a target page that leads to targets itself (commons-math3's
+        navigation bar on a class page: the previous and next classes, and the frames version of the
+        page, a listing of all classes — 1,476 of them fetched)."""
         cls = self._predicted(key, url)
-        return cls is None or self._leads(key[0], cls) or key not in self.links
+        if cls is None or key not in self.links:
+            return True
+        if key[0] in self.targets and cls not in self.targets and self._leads_to_targets(key):
+            return False
+        return self._leads(key[0], cls)
+
+    def _leads_to_targets(self, key: Key) -> bool:
+        """Did the model (or this harvest) see collection ``key`` lead to a target?"""
+        seen = self.links.get(key, Counter()) + (self.collections[key].outcomes if key in self.collections
+                                                  else Counter())
+        return any(c in self.targets for c in seen)
 
     # -- feeding ------------------------------------------------------------------
     def seed(self, url: str) -> None:
@@ -322,12 +402,16 @@ class Harvest:
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
         self.quiet = 0 if pays else self.quiet + 1
+        self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
                 self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
         if key is not None:
-            self._learn(key, cls, useful, explore)
+            # a listing linked from a target page is there for the targets it shows that no other page
+            # showed: the next page of its own kind does not keep it alive (commons-math3: every class
+            # page links its class-use page, which links more class-use pages)
+            self._learn(key, cls, pays if key[0] in self.targets else useful, explore)
         return PageOutcome(kind, useful, new)
 
     def _alias(self, url: str) -> bool:
@@ -335,12 +419,14 @@ class Harvest:
         shape = url_shape(url)
         return self.redirected[shape] > self.landed[shape]
 
-    def hubs_quiet(self) -> bool:
-        """Have the last pages, QUIET_SHARE of all pages fetched (QUIET_MIN at least), been no target
-        and shown no new target and no new URL nearer the targets?  Then hub pages are not worth
-        fetching any more: every target this harvest can find is known.  (Hub URLs wait, and come
-        back if a target page shows something new.)"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+    def quiet_hub(self, cls: int | None) -> bool:
+        """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
+        pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
+        targets?  Then its pages are not worth fetching any more: the targets this harvest can find
+        are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
+        something new.)"""
+        return cls not in self.targets and self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched) \
+            and self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
         col = self._collection(key)
@@ -403,8 +489,8 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket not in self.targets and bucket != SEEDS and self.hubs_quiet():
-                self.parked.append(entry)  # back in the queue if a page shows something new again
+            if bucket != SEEDS and self.quiet_hub(bucket[1] if isinstance(bucket, tuple) else bucket):
+                self.parked.append(entry)
                 continue
             if entry.key is not None and self.collections[entry.key].decision == SKIP:
                 self.queued.discard(entry.url)  # a dead collection: another one may still bring it
@@ -450,16 +536,38 @@ class Harvest:
             self.explored += 1
 
     # -- figures ------------------------------------------------------------------
-    def target_share(self, key: Key) -> float:
+    def _share(self, key: Key, classes: frozenset[int] | set[int]) -> float:
+        """Share of collection ``key``'s links (the model's counts plus the outcomes) that led to ``classes``."""
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes
         total = sum(counts.values())
-        return sum(n for c, n in counts.items() if c in self.targets) / total if total else 0.0
+        return sum(n for c, n in counts.items() if c in classes) / total if total else 0.0
+
+    def _waiting(self) -> Iterator[Key]:
+        """The collections of the URLs waiting, one per URL, dead collections left out."""
+        for q in self.buckets.values():
+            for e in q:
+                if e.key is not None and self.collections[e.key].decision != SKIP:
+                    yield e.key
 
     def estimated_targets(self) -> int:
         """Targets harvested plus the expected targets among the URLs waiting."""
-        waiting = sum(self.target_share(e.key) for q in self.buckets.values() for e in q
-                      if e.key is not None and self.collections[e.key].decision != SKIP)
-        return self.harvested + round(waiting)
+        return self.harvested + round(sum(self._share(key, self.targets) for key in self._waiting()))
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per class the harvest planned for or fetched (class None: pages that fit no class), in id
+        order: its ``role`` (target, hub: the plan goes through it, other), ``fetched`` pages, and for
+        a target class ``harvested`` and ``estimated`` (harvested plus its expected pages among the
+        URLs waiting)."""
+        waiting = list(self._waiting())
+        rows = []
+        for cls in sorted(set(self.pages_of) | self.targets | self.hubs(), key=lambda c: (c is None, c or 0)):
+            role = "target" if cls in self.targets else "hub" if cls in self.hubs() else "other"
+            row: dict[str, Any] = {"class": cls, "role": role, "fetched": self.pages_of[cls]}
+            if role == "target":
+                row["harvested"] = self.pages_of[cls]
+                row["estimated"] = self.pages_of[cls] + round(sum(self._share(key, {cls}) for key in waiting))
+            rows.append(row)
+        return rows
 
 
 def _site_path(url: str) -> str:

@@ -234,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_shared(p, "model")
     _add_shared(p, "output", metavar="FILE", help="the HTML file (default: MODEL with .json replaced by .html)")
+    p.add_argument("--harvest", metavar="SUMMARY.json",
+                   help="add the report of a harvest: the file its -s STRUCTCRAWL_HARVEST_SUMMARY=FILE wrote")
 
     p = _add_command(
         sub, "harvest",

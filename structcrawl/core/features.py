@@ -16,6 +16,9 @@ page schema and bag of tag paths.
 * **Tag paths**: the set of root-to-element tag paths (no positions, no
   attributes, no text, repeated runs of steps folded by ``collapse_runs``) —
   the raw material of fingerprints.
+* **Title**: the text of the ``<title>``, else of the first ``<h1>``,
+  whitespace folded, at most ``MAX_TITLE`` characters — what a person reads
+  (the report names classes by their titles' common words).
 
 Nothing here imports Scrapy: features are computed the same way from a live
 response, a stored page or a test string.
@@ -36,6 +39,9 @@ from structcrawl.core.urls import normalize_url
 #: Links considered per page; beyond it the rest of the page's links are ignored
 #: (bounded work on hostile pages with 100,000 links).
 MAX_LINKS = 10_000
+
+#: Characters of a page title kept (a title is for a person to read, not for the algorithms).
+MAX_TITLE = 200
 
 _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
 # From the first part holding a digit to the end: "item-123" -> "item-*",
@@ -94,6 +100,8 @@ class PageFeatures:
     #: True when the page had more than MAX_LINKS links and was cut
     truncated: bool = False
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    #: the page's ``<title>``, else its first ``<h1>`` ("" when it has neither)
+    title: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not self.collections and self.links:
@@ -257,6 +265,7 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
         coll_path[el] = coll_path[parent] + "/" + _step(tag, el.get("id"), el.get("class"))
         if tag in _LINK_TAGS:
             anchors.append(el)
+    title = _title(root)
     # interned: thousands of stored pages share the same few hundred paths
     tag_paths = frozenset(sys.intern(collapse_runs(p)) for p in set(tag_path.values()))
 
@@ -274,4 +283,15 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
             truncated = True
             break
         links.append(Link(link_url, tree.getpath(el), sys.intern(coll_path[el])))
-    return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, truncated=truncated)
+    return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, truncated=truncated, title=title)
+
+
+def _title(root: etree._Element) -> str:
+    """The text of the first non-empty ``<title>``, else of the first non-empty ``<h1>``: whitespace folded,
+    at most ``MAX_TITLE`` characters."""
+    for tag in ("title", "h1"):
+        for el in root.iter(tag):
+            text = " ".join("".join(el.itertext()).split())
+            if text:
+                return text[:MAX_TITLE]
+    return ""

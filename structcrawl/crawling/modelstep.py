@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from structcrawl.crawling.items import modelled_page
+from structcrawl.sitemodel import PageTitles
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -46,6 +47,7 @@ class ModelSteps:
         self.stable_logged = False
         self.max_seconds = 0.0
         self.total_seconds = 0.0
+        self.titles = PageTitles()  #: of every page stepped, for the samples' titles in the model
 
     @property
     def stats(self) -> StatsCollector:
@@ -66,11 +68,14 @@ class ModelSteps:
         t0 = time.perf_counter()
         report = explorer.complete(state.batch, pages, [u for u in urls if u in state.failed])
         step = Step(state, report, time.perf_counter() - t0, merges, new)
-        self.observe_traps(pages)
+        self.observe(pages)
         return step
 
-    def observe_traps(self, pages: Iterable[PageFeatures], log: bool = True) -> None:
-        """The pages of a model step, in step order, to the trap detector (``log=False``: a replay)."""
+    def observe(self, pages: Iterable[PageFeatures], log: bool = True) -> None:
+        """The pages of a model step, in step order, to the titles and the trap detector (``log=False``:
+        a replay)."""
+        pages = list(pages)
+        self.titles.keep(pages)
         traps = self.traps
         if not traps.pages:
             return

@@ -6,6 +6,7 @@ Modules, one concept each:
 * :mod:`.graph` — the class graph as Graphviz DOT (drawn in the page by the
   vendored viz-js);
 * :mod:`.curve` — the learning curve and the stop rule's measure (SVG);
+* :mod:`.harvest` — the section of a harvest (from its summary file);
 * :mod:`.page` — the HTML page;
 * :mod:`.quality` — Q and F* of a model state against a URL ground truth;
 * :mod:`.table` — the plain-text class table the crawl commands print.
@@ -41,8 +42,10 @@ def report_path_for(model_path: str) -> str:
     return base + ".html"
 
 
-def write_report(document: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write the report of ``document`` atomically (temp file + rename; mode as the umask gives)."""
-    text = render_report(document)
+def write_report(document: Mapping[str, Any], path: str | os.PathLike[str],
+                 harvest: Mapping[str, Any] | None = None) -> None:
+    """Write the report of ``document`` (and of a ``harvest`` summary) atomically (temp file + rename;
+    mode as the umask gives)."""
+    text = render_report(document, harvest=harvest)
     with atomic_write(path, prefix=".report-") as fh:
         fh.write(text)

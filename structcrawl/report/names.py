@@ -1,29 +1,32 @@
 """Names a person reads for the classes of a site model, and what tells classes apart.
 
-A class is named from what its member pages share.  The model carries no page
-titles or headings (the crawl keeps link collections and tag paths only), so
-the shared parts it has are
+A class is named from what its member pages share:
 
-* the **stable words of its URLs**: the words every sample URL of the class
-  has (path segments and query parameter names, split at non-letters, file
-  extensions dropped): ``/category/fiction`` and ``/category/poetry`` give
-  ``category``; ``classgeos_1_1geom_1_1Geometry.html`` and
-  ``classgeos_1_1io_1_1WKTReader.html`` give ``classgeos``;
+* the **common words of its sample pages' titles** (the ``<title>``, else the
+  first ``<h1>``, exported as ``sample_titles``): the words at least
+  ``TITLE_SHARE`` of the titles have, in the first title's order:
+  ``geos::geom::Point Class Reference`` and ``geos::io::WKTReader Class
+  Reference`` give ``class reference``;
+* else the **stable words of its URLs**: the words every sample URL of the
+  class has (path segments and query parameter names, split at non-letters,
+  file extensions dropped): ``/category/fiction`` and ``/category/poetry`` give
+  ``category``;
 * its **own sections**: the link collections most of its members show and the
   other classes (almost) never do (Vertex's informative paths, seed 003
   §III-B, in their simplest form), named by the nearest ``id``/``class`` token
   of the section that the other classes' sections lack: ``…/div.months/a.next``
   gives ``months``.
 
-URL words most classes share (a site-wide ``doc`` or ``html``) name nothing
-and are left out.
+Words most classes share (a site name in every title, a site-wide ``doc`` or
+``html`` in the URLs) name nothing and are left out.
 
-Two classes never get the same name: when their URL words agree (or say
-nothing), the section that tells them apart is added; the class id is the
-last resort.  Classes sharing one URL pattern get their **distinguishing
-paths** (:func:`distinguishing_paths`): the link collections that tell them
-apart from the others with that pattern, or, when no link collection does, the
-tag paths of their fingerprints that the others lack.
+Two classes never get the same name: when their title words agree, the URL
+words are added; when those agree too (or say nothing), the section that tells
+them apart; the class id is the last resort.  Classes sharing one URL pattern
+get their **distinguishing paths** (:func:`distinguishing_paths`): the link
+collections that tell them apart from the others with that pattern, or, when
+no link collection does, the tag paths of their fingerprints that the others
+lack.
 """
 
 from __future__ import annotations
@@ -31,47 +34,32 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
-from urllib.parse import parse_qsl, urlsplit
 
-#: shortest URL word kept in a name (single letters are ids, not words)
-MIN_WORD = 2
+from structcrawl.analysis.urlwords import shared_url_words, text_words
+
 #: most URL words in a name
-MAX_NAME_WORDS = 3
+MAX_NAME_WORDS = 4
 #: a link collection on at least this share of a class's members is one of its own sections ...
 OWN_SHARE = 0.5
 #: ... and tells it apart from another class that shows it on at most this share of its members
 OTHER_SHARE = 0.1
 #: most distinguishing paths listed per class
 MAX_DISTINGUISHING = 3
+#: a word on at least this share of a class's sample titles is one of their common words
+TITLE_SHARE = 0.8
 
 _WORD = re.compile(r"[A-Za-z]+")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 
 Class = Mapping[str, Any]
 
 
-def url_words(url: str) -> list[str]:
-    """The words of a URL's path and query parameter names, lower case, in order, without the file extension."""
-    parts = urlsplit(url)
-    segments = [s for s in parts.path.split("/") if s]
-    if segments:
-        segments[-1] = _EXTENSION.sub("", segments[-1])
-    segments += [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    words: list[str] = []
-    for segment in segments:
-        for word in _WORD.findall(segment):
-            word = word.lower()
-            if len(word) >= MIN_WORD and word not in words:
-                words.append(word)
-    return words
-
-
-def shared_url_words(samples: Sequence[str]) -> list[str]:
-    """The words every sample URL has, in the first sample's order."""
-    if not samples:
+def shared_title_words(titles: Sequence[str]) -> list[str]:
+    """The words at least ``TITLE_SHARE`` of ``titles`` have, in the first title's order (none for no title)."""
+    if not titles:
         return []
-    rest = [set(url_words(u)) for u in samples[1:]]
-    return [w for w in url_words(samples[0]) if all(w in r for r in rest)]
+    lists = [text_words(t) for t in titles]
+    need = TITLE_SHARE * len(titles)
+    return [w for w in dict.fromkeys(w for ws in lists for w in ws) if sum(w in ws for ws in lists) >= need]
 
 
 def section_words(path: str) -> list[str]:
@@ -117,26 +105,37 @@ def _section_name(entry: Class, others: Sequence[Class]) -> str | None:
     return next((w for w in words if w not in theirs), words[0] if words else None)
 
 
-def _telling_words(words: list[str], frequency: Mapping[str, int], classes: int) -> list[str]:
-    """The words of a class that not most classes share (a site-wide ``doc`` or ``html`` names nothing),
-    or all of them when every one is site-wide; at most ``MAX_NAME_WORDS``."""
-    telling = [w for w in words if frequency[w] * 2 <= classes]
-    return (telling or words)[:MAX_NAME_WORDS]
+def _telling_words(shared: Mapping[int, list[str]], fallback: bool) -> dict[int, str]:
+    """Per class, the words of ``shared`` that not most classes have (a site name in every title, a
+    site-wide ``doc`` or ``html`` in the URLs names nothing), at most ``MAX_NAME_WORDS``, joined; with
+    ``fallback`` all of its words when every one is site-wide (URL words), else none (title words)."""
+    frequency: dict[str, int] = defaultdict(int)
+    for ws in shared.values():
+        for w in ws:
+            frequency[w] += 1
+    out = {}
+    for cid, ws in shared.items():
+        telling = [w for w in ws if frequency[w] * 2 <= len(shared)]
+        out[cid] = " ".join((telling or (ws if fallback else []))[:MAX_NAME_WORDS])
+    return out
 
 
 def class_names(classes: Sequence[Class], start_url: str | None = None) -> dict[int, str]:
     """``{class id: name}``, every name different (see the module's docstring); a one-page class
     holding ``start_url`` is the ``start page``."""
     by_id = {int(c["id"]): c for c in classes}
-    shared = {cid: shared_url_words(c.get("samples") or []) for cid, c in by_id.items()}
-    frequency: dict[str, int] = defaultdict(int)
-    for ws in shared.values():
-        for w in ws:
-            frequency[w] += 1
-    words = {cid: " ".join(_telling_words(ws, frequency, len(by_id))) for cid, ws in shared.items()}
+    titled = _telling_words({cid: shared_title_words(list((c.get("sample_titles") or {}).values()))
+                             for cid, c in by_id.items()}, fallback=False)
+    located = _telling_words({cid: shared_url_words(c.get("samples") or []) for cid, c in by_id.items()},
+                             fallback=True)
+    words = {cid: titled[cid] or located[cid] for cid in by_id}
+    both = {cid: " · ".join(dict.fromkeys(x for x in (titled[cid], located[cid]) if x)) for cid in by_id}
     same: dict[str, list[int]] = defaultdict(list)
     for cid, w in words.items():
         same[w].append(cid)
+    same_both: dict[str, list[int]] = defaultdict(list)
+    for cid, w in both.items():
+        same_both[w].append(cid)
     names: dict[int, str] = {}
     for cid, c in by_id.items():
         if start_url is not None and c.get("size") == 1 and list(c.get("samples") or ()) == [start_url]:
@@ -146,6 +145,9 @@ def class_names(classes: Sequence[Class], start_url: str | None = None) -> dict[
         rivals = [by_id[o] for o in same[base] if o != cid] if base else [o for o in classes if o is not c]
         if base and not rivals:
             names[cid] = base
+            continue
+        if base and len(same_both[both[cid]]) == 1:  # the URL words tell apart classes whose titles agree
+            names[cid] = both[cid]
             continue
         section = _section_name(c, rivals) or _section_name(c, [o for o in classes if o is not c])
         names[cid] = " · ".join(x for x in (base, section) if x) or f"class {cid}"

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from structcrawl.report.curve import curve_svg, firing_window
 from structcrawl.report.graph import color, graph_dot, link_totals, viz_js
+from structcrawl.report.harvest import harvest_section
 from structcrawl.report.names import class_names, distinguishing_paths, pattern_groups
 
 #: why the crawl stopped, by Scrapy close reason (``crawl.stop_reason``); others are shown as they are
@@ -100,6 +101,7 @@ def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
     rows = []
     for c in sorted(classes, key=lambda c: (-int(c.get("size") or 0), int(c["id"]))):
         cid = int(c["id"])
+        titles = c.get("sample_titles") or {}
         pattern = c.get("url_pattern")
         cell = [f'<span class="swatch" style="background:{color(cid)}"></span><b class="class-name">'
                 f"{_e(names[cid])}</b>",
@@ -110,7 +112,7 @@ def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
             told = "".join(f"<li><code>{_e(p)}</code></li>" for p in telling) or "<li>nothing in the model</li>"
             cell.append(f'<div class="apart">same URL pattern as {same}; told apart by:'
                         f'<ul class="distinguishing">{told}</ul></div>')
-        samples = "".join(f'<li><a href="{_e(u)}">{_e(_site_path(u))}</a></li>' for u in c.get("samples") or [])
+        samples = "".join(_sample(u, titles.get(u)) for u in c.get("samples") or [])
         targets = sorted(out_links.get(cid, []), key=lambda x: (-x[0], x[1]))
         links = ", ".join(f'<a href="#class-{t}">{_e(names[t])}</a>&nbsp;×{n:,}' for n, t in targets[:MAX_LINKS_TO])
         if len(targets) > MAX_LINKS_TO:
@@ -130,6 +132,15 @@ def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
             f"</details></td></tr>"
         )
     return "\n".join(rows)
+
+
+def _sample(url: str, title: str | None) -> str:
+    """A sample page: its title (a link), its path below; only the path when it has no title."""
+    path = _e(_site_path(url))
+    if not title:
+        return f'<li><a href="{_e(url)}">{path}</a></li>'
+    return (f'<li><a href="{_e(url)}" class="sample-title">{_e(title)}</a><br>'
+            f'<small class="sample-path">{path}</small></li>')
 
 
 def _dl(pairs: Iterable[tuple[str, Any]]) -> str:
@@ -214,8 +225,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 code.pattern{display:block;color:#555;margin-top:2px}
 .apart{font-size:13px;margin-top:4px;color:#444}
 .apart ul,ul.samples,ul.schema{margin:2px 0;padding-left:16px}
-ul.samples a{overflow-wrap:anywhere;word-break:break-all}
+ul.samples a,ul.samples small{overflow-wrap:anywhere}
 tr:target{background:#fff3c4}
+tr.harvest-target td:first-child{font-weight:600}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:3px;border:1px solid #333;vertical-align:-1px}
 details summary{cursor:pointer;color:#2d5f9a}
 .figure{max-width:960px}
@@ -230,12 +242,14 @@ dl.figures dd{margin:0;overflow-wrap:anywhere}
 #details>summary{font-size:17px;font-weight:600}
 @media (max-width:760px){
   main{padding:4px 10px 30px}
-  #class-table thead{display:none}
-  #class-table,#class-table tbody,#class-table tr,#class-table td{display:block;width:100%}
-  #class-table tr{border:1px solid #ddd;border-radius:4px;margin:0 0 10px;padding:4px}
-  #class-table td{border:0;padding:3px 4px}
-  #class-table td.num{text-align:left}
-  #class-table td[data-label]::before{content:attr(data-label) ": ";font-weight:600}
+  #class-table thead,#harvest-table thead{display:none}
+  #class-table,#class-table tbody,#class-table tr,#class-table td,
+  #harvest-table,#harvest-table tbody,#harvest-table tr,#harvest-table td{display:block;width:100%}
+  #class-table tr,#harvest-table tr{border:1px solid #ddd;border-radius:4px;margin:0 0 10px;padding:4px}
+  #class-table td,#harvest-table td{border:0;padding:3px 4px}
+  #class-table td.num,#harvest-table td.num{text-align:left}
+  #class-table td[data-label]::before,#harvest-table td[data-label]::before{content:attr(data-label) ": ";
+    font-weight:600}
   dl.figures{grid-template-columns:minmax(0,1fr)}
   dl.figures dd{margin-bottom:4px}
 }
@@ -323,8 +337,10 @@ _JS = r"""
 """
 
 
-def render_report(document: Mapping[str, Any], *, title: str | None = None) -> str:
-    """The whole HTML page for a site model document (a dict as written by :mod:`structcrawl.sitemodel`)."""
+def render_report(document: Mapping[str, Any], *, title: str | None = None,
+                  harvest: Mapping[str, Any] | None = None) -> str:
+    """The whole HTML page for a site model document (a dict as written by :mod:`structcrawl.sitemodel`);
+    with ``harvest`` (a harvest summary, :mod:`.harvest`) the harvest's section after the class table."""
     site = document.get("site") or {}
     crawl = document.get("crawl") or {}
     classes = document.get("classes") or []
@@ -370,6 +386,7 @@ collections; drag to move, Ctrl+wheel to zoom.</p>
 </tbody>
 </table>
 </section>
+{harvest_section(harvest, names, crawl.get("pages_requested")) if harvest else ""}
 {_curve_section(document)}
 <details id="details">
 <summary>Crawl figures, parameters, MDL</summary>

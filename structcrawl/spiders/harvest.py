@@ -23,6 +23,7 @@ Robots.txt, the scope of the model's crawl, spider traps
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -45,6 +46,8 @@ from structcrawl.crawling.arguments import StartError
 from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
+from structcrawl.files import atomic_write
+from structcrawl.report.harvest import SUMMARY_FORMAT
 from structcrawl.sitemodel import MDL_DECIMALS
 from structcrawl.store.schema import StoreError
 
@@ -401,6 +404,17 @@ class HarvestSpider(scrapy.Spider):
             "pages": dict(h.kinds),
         }
 
+    def _write_summary(self, path: str, reason: str, figures: dict[str, Any]) -> None:
+        """The harvest's figures per class, for ``structcrawl report MODEL --harvest FILE``."""
+        document = {"format": SUMMARY_FORMAT, "model": self.config.model_path, "targets": list(self.config.targets),
+                    "close_reason": reason, **figures, "classes": self.harvest.summary()}
+        try:
+            with atomic_write(path) as fh:
+                json.dump(document, fh, sort_keys=True, indent=2)
+                fh.write("\n")
+        except OSError as exc:
+            logger.error("could not write the harvest summary to %s: %s", path, exc.strerror or exc)
+
     def closed(self, reason: str) -> None:
         figures = self.figures()
         stats = self.crawler.stats
@@ -412,6 +426,8 @@ class HarvestSpider(scrapy.Spider):
             self.store.close(reason, figures)
         if self.shared is not None:
             self.shared.close(reason, self.harvest_done, figures)
+        if self.config.summary:
+            self._write_summary(self.config.summary, reason, figures)
         precision = figures["targets"] / figures["fetched"] if figures["fetched"] else 0.0
         logger.info(
             "Harvest closed (%s): %d targets of classes %s harvested, %d pages fetched (%d not targets: %s; "

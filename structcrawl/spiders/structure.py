@@ -154,7 +154,7 @@ class StructureSpider(scrapy.Spider):
         self.steps.stable_logged = resumed.result.stable_at_pages is not None
 
     def _replayed_step(self, stored: StoredBatch, report: StepReport) -> None:
-        self.steps.observe_traps(stored.pages, log=False)
+        self.steps.observe(stored.pages, log=False)
         self.bodies.keep([f.url for f in stored.pages], self.explorer.model.page_class)
 
     def _store_figures(self, reason: str | None = None) -> dict[str, Any]:
@@ -527,6 +527,7 @@ class StructureSpider(scrapy.Spider):
             occurrence=config.occurrence,
             bodies=self.bodies,
             field_pages=config.field_pages,
+            titles=self.steps.titles,
         )
 
 

@@ -155,7 +155,7 @@ class CrawlStore:
         ``{"document": …, "counters": …}``); the export knobs and the extra
         parameters come from the job's parameters (``"document"``).
         """
-        from structcrawl.sitemodel import DEFAULT_FIELD_PAGES, PageBodies, TagPathSamples, model_document
+        from structcrawl.sitemodel import DEFAULT_FIELD_PAGES, PageBodies, PageTitles, TagPathSamples, model_document
         from structcrawl.store import bodies as stored_bodies
 
         info = self.job(name)
@@ -163,6 +163,7 @@ class CrawlStore:
         samples = TagPathSamples(int(doc.get("fingerprint_pages", 100)))
         field_pages = int(doc.get("field_pages", DEFAULT_FIELD_PAGES))
         chosen = PageBodies(field_pages)
+        titles = PageTitles()
         own: list[bool] = []
 
         def hook(explorer):
@@ -171,6 +172,7 @@ class CrawlStore:
             page_class = explorer.model.page_class
 
             def keep(sb: StoredBatch, _report) -> None:
+                titles.keep(sb.pages)
                 if not own[0]:
                     samples.keep(sb.pages, page_class)
                 chosen.keep([f.url for f in sb.pages], page_class)
@@ -193,6 +195,7 @@ class CrawlStore:
             members=bool(doc.get("members", False)) if members is None else members,
             bodies=texts,
             field_pages=field_pages,
+            titles=titles,
             **kwargs,
         )
 

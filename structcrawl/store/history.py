@@ -108,7 +108,7 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
             out[seq] = StoredBatch(seq, key, tuple(batch_urls), popped_after, state == "completed")
         p, lk = S.pages, S.links
         page_rows = conn.execute(
-            sa.select(p.c.id, p.c.url_id, p.c.requested_id, p.c.batch_seq, p.c.tagset_id, p.c.truncated)
+            sa.select(p.c.id, p.c.url_id, p.c.requested_id, p.c.batch_seq, p.c.tagset_id, p.c.truncated, p.c.title)
             .where(p.c.job_id == job_id, p.c.batch_seq.between(lo, hi))
             .order_by(p.c.batch_seq, p.c.pos, p.c.id)
         ).all()
@@ -134,11 +134,11 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
                 if lst is None:
                     lst = by_page[page_id] = []
                 lst.append(link)
-        for page_id, url_id, requested_id, seq, tagset_id, truncated in page_rows:
+        for page_id, url_id, requested_id, seq, tagset_id, truncated, title in page_rows:
             sb = out[seq]
             sb.pages.append(
                 PageFeatures(url=urls[url_id], links=tuple(by_page.get(page_id, ())), tag_paths=tagsets[tagset_id],
-                             truncated=bool(truncated))
+                             truncated=bool(truncated), title=title or "")
             )
             sb.requested.append(urls[requested_id])
         f = S.failures

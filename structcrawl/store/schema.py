@@ -16,8 +16,8 @@ holds other things.  Rows of one crawl share a ``job_id``.
 * ``sc_pages`` — one row per page handed to a model step (in step order):
   final and requested URL, batch, position in the batch, HTTP status, fetch
   time, class (kept current when refinement merges classes; NULL for a page
-  the model did not take — a copy of a page modelled before), its tag-path set
-  and ``truncated`` flag.
+  the model did not take — a copy of a page modelled before), its tag-path set,
+  ``truncated`` flag and title.
 * ``sc_links`` — UXClust's tuple table (UXClust §4.1): source page, position
   in document order, target URL, exact XPath, link-collection path.
   ``ix_sc_links_xpath`` (job, xpath, target) serves grouping by inbound XPath.
@@ -56,7 +56,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine, make_url
 
 #: Bump on any change of the tables below; older or newer databases are refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sc_pages.title
 
 metadata = MetaData()
 
@@ -146,6 +146,7 @@ pages = Table(
     Column("tagset_id", Integer, nullable=False),
     Column("truncated", Boolean, nullable=False, default=False),
     Column("n_links", Integer, nullable=False),
+    Column("title", Text),  # <title>, else first <h1> (core.features): the report names classes by it
     Index("ix_sc_pages_url", "job_id", "url_id"),
     Index("ix_sc_pages_batch", "job_id", "batch_seq"),
     sqlite_with_rowid=False,

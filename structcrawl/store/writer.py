@@ -355,7 +355,7 @@ class StoreWriter:
                     page_rows.append((
                         job, pid, url_id(feats.url), url_id(rec.requested), seq, rec.pos, rec.status,
                         _ts(rec.fetched_at), rec.class_id, tagset_id(feats.tag_paths), bool(feats.truncated),
-                        len(feats.links),
+                        len(feats.links), feats.title or None,
                     ))
                     link_rows.extend(
                         (job, pid, i, url_id(link.url), xpath_id(link.xpath), path_id(link.path))
