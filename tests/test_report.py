@@ -339,3 +339,21 @@ def test_quality_point_on_a_hand_made_state():
     lumped = quality_point({u: 1 for u in schemas}, schemas.__getitem__, label)
     assert lumped["fstar"] < 1.0 and lumped["q"] < perfect["q"]
     assert quality_point({}, schemas.__getitem__, label) == {"q": 0.0, "fstar": 0.0}
+
+
+def test_each_class_row_shows_its_data_fields_and_records(crawl):
+    doc = json.loads(json.dumps(crawl[3]))
+    book, other = doc["classes"][0], doc["classes"][1]
+    book["fields"] = [{"name": f"f{i}", "xpath": f'//h1[@class="t{i}"]', "support": 1.0, "informativeness": 1.0,
+                       "many": False, "examples": [f"<Title {i}>"]} for i in range(8)]
+    book["records"] = {"xpath": '//ul[@class="hits"]/li', "coverage": 0.8, "pages": 3, "per_page_min": 2,
+                       "per_page_max": 9, "fields": [{"name": "price", "xpath": "./span"}]}
+    other["fields"], other["records"], other["fields_note"] = [], None, "one page: informativeness needs two pages"
+    tree = LH.document_fromstring(render_report(doc))
+    row = tree.get_element_by_id(f"class-{book['id']}")
+    assert row.xpath(".//li[@class='data']//summary")[0].text == "8 data fields, list records"
+    items = [li.text_content() for li in row.xpath(".//ul[@class='fields']/li")]
+    assert items[0] == 'f0 //h1[@class="t0"] e.g. <Title 0>' and "and 2 more" in items
+    assert items[-1] == 'records //ul[@class="hits"]/li (2–9 a page; price)'
+    note = tree.get_element_by_id(f"class-{other['id']}").xpath(".//li[@class='fields-note']")[0]
+    assert note.text_content() == "one page: informativeness needs two pages"

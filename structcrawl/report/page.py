@@ -36,6 +36,8 @@ STOP_REASONS = {
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; img-src data:"
 #: most linked classes listed per class in the table, busiest first
 MAX_LINKS_TO = 6
+#: Data fields listed per class in the table (the model ranks them; the rest is counted)
+MAX_FIELDS = 6
 
 
 def _e(x: Any) -> str:
@@ -112,7 +114,7 @@ def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
             told = "".join(f"<li><code>{_e(p)}</code></li>" for p in telling) or "<li>nothing in the model</li>"
             cell.append(f'<div class="apart">same URL pattern as {same}; told apart by:'
                         f'<ul class="distinguishing">{told}</ul></div>')
-        samples = "".join(_sample(u, titles.get(u)) for u in c.get("samples") or [])
+        samples = "".join(_sample(u, titles.get(u)) for u in c.get("samples") or []) + _data(c)
         targets = sorted(out_links.get(cid, []), key=lambda x: (-x[0], x[1]))
         links = ", ".join(f'<a href="#class-{t}">{_e(names[t])}</a>&nbsp;×{n:,}' for n, t in targets[:MAX_LINKS_TO])
         if len(targets) > MAX_LINKS_TO:
@@ -132,6 +134,30 @@ def _class_rows(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
             f"</details></td></tr>"
         )
     return "\n".join(rows)
+
+
+def _data(c: Mapping[str, Any]) -> str:
+    """The class's data fields and list records (issue 16), folded under its samples."""
+    fields = c.get("fields") or []
+    records = c.get("records")
+    if not fields and not records:
+        note = c.get("fields_note")
+        return f'<li class="fields-note"><small>{_e(note)}</small></li>' if note else ""
+    items = []
+    for f in fields[:MAX_FIELDS]:
+        example = (f.get("examples") or [""])[0]
+        items.append(f'<li><b>{_e(f.get("name") or "field")}</b> <code>{_e(f["xpath"])}</code>'
+                     + (f" <small>e.g. {_e(example)}</small>" if example else "") + "</li>")
+    if len(fields) > MAX_FIELDS:
+        items.append(f"<li>and {len(fields) - MAX_FIELDS} more</li>")
+    if records:
+        names = ", ".join(_e(f.get("name") or "field") for f in records.get("fields") or [])
+        items.append(f'<li>records <code>{_e(records["xpath"])}</code> '
+                     f'<small>({records.get("per_page_min")}–{records.get("per_page_max")} a page'
+                     f'{"; " + names if names else ""})</small></li>')
+    summary = f"{len(fields)} data field{'' if len(fields) == 1 else 's'}" + (", list records" if records else "")
+    rows = "".join(items)
+    return f'<li class="data"><details><summary>{summary}</summary><ul class="fields">{rows}</ul></details></li>'
 
 
 def _sample(url: str, title: str | None) -> str:
@@ -224,8 +250,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .class-name{display:inline-block;margin-left:6px}
 code.pattern{display:block;color:#555;margin-top:2px}
 .apart{font-size:13px;margin-top:4px;color:#444}
-.apart ul,ul.samples,ul.schema{margin:2px 0;padding-left:16px}
-ul.samples a,ul.samples small{overflow-wrap:anywhere}
+.apart ul,ul.samples,ul.schema,ul.fields{margin:2px 0;padding-left:16px}
+ul.samples a,ul.samples small,ul.fields code{overflow-wrap:anywhere}
 tr:target{background:#fff3c4}
 tr.harvest-target td:first-child{font-weight:600}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:3px;border:1px solid #333;vertical-align:-1px}
