@@ -349,6 +349,7 @@ def test_each_class_row_shows_its_data_fields_and_records(crawl):
     book["records"] = {"xpath": '//ul[@class="hits"]/li', "coverage": 0.8, "pages": 3, "per_page_min": 2,
                        "per_page_max": 9, "fields": [{"name": "price", "xpath": "./span"}]}
     other["fields"], other["records"], other["fields_note"] = [], None, "one page: informativeness needs two pages"
+    other["field_pages"] = 1
     tree = LH.document_fromstring(render_report(doc))
     row = tree.get_element_by_id(f"class-{book['id']}")
     assert row.xpath(".//li[@class='data']//summary")[0].text == "8 data fields, list records"
@@ -357,3 +358,5 @@ def test_each_class_row_shows_its_data_fields_and_records(crawl):
     assert items[-1] == 'records //ul[@class="hits"]/li (2–9 a page; price)'
     note = tree.get_element_by_id(f"class-{other['id']}").xpath(".//li[@class='fields-note']")[0]
     assert note.text_content() == "one page: informativeness needs two pages"
+    # a model made without kept pages does not repeat its note on every class
+    assert not tree.xpath("//li[@class='fields-note']")[1:]

@@ -141,7 +141,8 @@ def _data(c: Mapping[str, Any]) -> str:
     fields = c.get("fields") or []
     records = c.get("records")
     if not fields and not records:
-        note = c.get("fields_note")
+        # a model made without kept pages says so on every class: not worth a line each
+        note = c.get("fields_note") if c.get("field_pages") else None
         return f'<li class="fields-note"><small>{_e(note)}</small></li>' if note else ""
     items = []
     for f in fields[:MAX_FIELDS]:
