@@ -166,7 +166,9 @@ def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_pa
     assert record["status"] == "finished"
     assert len(record["workers"]) == 3
     assert sum(w["items"] for w in record["workers"]) == len(urls)
-    assert all(w["pages"] > 0 and not w["alive"] and w["status"] == "finished" for w in record["workers"])
+    assert all(not w["alive"] and w["status"] == "finished" for w in record["workers"])
+    # the work was shared; a worker whose process started last on a loaded machine may find the queue empty
+    assert sum(1 for w in record["workers"] if w["pages"] > 0) >= 2, record["workers"]
 
 
 def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_url, job, tmp_path):  # noqa: F811

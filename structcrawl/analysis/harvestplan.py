@@ -425,8 +425,14 @@ class Harvest:
         targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
         something new.)"""
-        return cls not in self.targets and self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched) \
+        return cls not in self.targets and self.hubs_quiet() \
             and self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
+
+    def hubs_quiet(self) -> bool:
+        """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
+        least) shown no new target and no new URL nearer the targets?  A shared harvest parks hub
+        requests in Redis then: the per-class count of ``quiet_hub`` is one worker's alone."""
+        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
         col = self._collection(key)
