@@ -14,6 +14,7 @@ def test_an_id_made_from_a_heading_is_dropped_a_template_id_kept():
     pages = [extract(page(h), f"http://s.test/{h}.html") for h in ("SQL-SELECT", "SQL-INSERT", "SQL-UPDATE")]
     for f in pages:
         speller.observe(f.collections)
+    speller.settle()
     spelled = [frozenset(speller.collections(f.collections)) for f in pages]
     # one schema for the three pages: #nav recurs, the heading ids never do
     assert spelled[0] == spelled[1] == spelled[2]
@@ -23,10 +24,40 @@ def test_an_id_made_from_a_heading_is_dropped_a_template_id_kept():
 
 def test_an_id_seen_once_is_not_yet_the_template():
     speller = PathSpeller()
-    assert not speller.observe(["html/body/div#main/a"])
+    speller.observe(["html/body/div#main/a"])
+    assert not speller.settle()
     assert speller.spell("html/body/div#main/a") == "html/body/div/a"
-    assert speller.observe(["html/body/div#main/a"])  # a second page confirms it
+    speller.observe(["html/body/div#main/a"])  # a second page confirms it
+    assert speller.spell("html/body/div#main/a") == "html/body/div/a"  # not before the next settle
+    assert speller.settle()
     assert speller.spell("html/body/div#main/a") == "html/body/div#main/a"
+
+
+def heading_page(*headings: str) -> list[str]:
+    return ["html/body/div#nav/a"] + [f"html/body/div.main/h3#{h}/a" for h in headings]
+
+
+def test_ids_from_headings_are_dropped_even_the_common_ones():
+    # every page has "description"; the other headings are the page's own: the place
+    # keeps coining values, so its ids are content, common or not
+    speller = PathSpeller()
+    for i in range(6):
+        speller.observe(heading_page("description", f"topic{'abcdef'[i]}", f"usage{'abcdef'[i]}"))
+    speller.settle()
+    assert speller.spell("html/body/div.main/h3#description/a") == "html/body/div.main/h3/a"
+    assert speller.spell("html/body/div#nav/a") == "html/body/div#nav/a"
+
+
+def test_a_closed_set_of_ids_at_one_place_is_the_template():
+    # two menus under the same tags, told apart only by their ids, on every page
+    speller = PathSpeller()
+    for _ in range(3):
+        speller.observe(["html/body/div/ul#main-menu/li/a", "html/body/div/ul#side-menu/li/a"])
+    speller.observe(["html/body/div/ul#main-menu/li/a", "html/body/div/ul#promo-once/li/a"])
+    speller.settle()
+    assert speller.spell("html/body/div/ul#main-menu/li/a") == "html/body/div/ul#main-menu/li/a"
+    assert speller.spell("html/body/div/ul#side-menu/li/a") == "html/body/div/ul#side-menu/li/a"
+    assert speller.spell("html/body/div/ul#promo-once/li/a") == "html/body/div/ul/li/a"
 
 
 def test_a_nested_list_is_one_path_whatever_its_depth():

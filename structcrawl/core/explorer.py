@@ -20,6 +20,7 @@ from structcrawl.core.frontier import Batch, Frontier
 from structcrawl.core.model import Costs, Decision, Page, SiteModel
 from structcrawl.core.recluster import recluster
 from structcrawl.core.refine import Merge, Refiner
+from structcrawl.core.spelling import PathSpeller
 from structcrawl.core.split import regroup
 from structcrawl.core.stability import Check, StabilityRule
 from structcrawl.core.urls import normalize_url
@@ -203,6 +204,9 @@ class Explorer:
         modelled page is first clustered again (``structcrawl.core.recluster``) and the
         frontier rebuilt on the new classes and spelling.  O(pages modelled) per check in
         dict lookups; the re-clustering is O(pages × classes)."""
+        spelled_before = PathSpeller(self.model.speller.kept)
+        if self.model.speller.settle():
+            self._respell(spelled_before)
         if self.recluster:
             self._recluster()
         self._regroup()
@@ -241,6 +245,22 @@ class Explorer:
                 self.frontier.split_class(old, new, (self._in_scope(spell(self.links[u])) for u in urls))
             else:  # the whole class moved: a one-page class re-homed
                 self.frontier.merge_classes(new, old)
+
+    def _respell(self, before: PathSpeller) -> None:
+        """The path spelling changed (``PathSpeller.settle``; ``before`` spells as it was):
+        every modelled page and the frontier spelled anew, each page in the class it was in."""
+        model = self.model
+        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
+        self.model = SiteModel.from_assignment(pages, model.page_class, model.costs, model.speller)
+        self.model._next_id = max(self.model._next_id, model._next_id)
+        speller = self.model.speller
+        spelled_as: dict[tuple[int, str], set[tuple[int, str]]] = {}
+        for url in self.order:
+            cid = model.page_class[url]
+            for raw in self.links[url]:
+                spelled_as.setdefault((cid, before.spell(raw)), set()).add((cid, speller.spell(raw)))
+        self.frontier.respell(((model.page_class[u], self._in_scope(speller.collections(self.links[u])))
+                               for u in self.order), spelled_as)
 
     def _recluster(self) -> None:
         model = self.model

@@ -76,8 +76,9 @@ class Frontier:
       before; None when nothing is pending.
     * ``record(key, classes, duplicates, failures)`` -> bool: where a popped
       batch's pages went; True when the collection turned out a trap (emptied).
-    * ``merge_classes(keep, gone)``, ``rebuild(pages, page_class, aliases)``:
-      follow the model when refinement merges classes or re-clustering redraws them.
+    * ``merge_classes(keep, gone)``, ``rebuild(pages, page_class, aliases)``,
+      ``respell(pages, spelled_as)``: follow the model when refinement merges
+      classes, re-clustering redraws them or the path spelling changes.
     * ``mark_issued(urls)``, ``take(batch)``: URLs fetched by other means, a
       replayed batch.
     """
@@ -289,6 +290,37 @@ class Frontier:
             coll.tried = bool(fetched) or (before is not None and before.tried)
             coll.trap = (before is not None and before.trap) or (
                 coll.fetched >= self.trap_pages and coll.duplicates >= 0.9 * coll.fetched)
+
+    def respell(self, pages: Iterable[tuple[int, dict[str, Iterable[str]]]],
+                spelled_as: Mapping[tuple[int, str], Iterable[tuple[int, str]]]) -> None:
+        """Collections anew from the modelled pages — (class id, collections) each, in
+        modelling order — after the path spelling changed; ``spelled_as``: old key -> the
+        keys its links are spelled under now.  What an old collection learnt (tried, the
+        classes it led to, its copies and failures, a trap) carries over to its new keys
+        — not read off the fetched URLs as ``rebuild`` does: a page's link to itself, or
+        to a page reached another way, would mark a collection tried and leading to one
+        class, and its other links would never be fetched.  A batch out under an old
+        key records into its new one."""
+        old = self.collections
+        self.collections = {}
+        self._class_links = Counter()
+        self._seq = 0
+        for source, collections in pages:
+            self.add_links(source, collections)
+        for old_key, keys in spelled_as.items():
+            before = old.get(old_key)
+            if before is None:
+                continue
+            keys = [k for k in keys if k in self.collections]
+            for key in keys:
+                coll = self.collections[key]
+                coll.tried = coll.tried or before.tried
+                coll.leads_to.update(before.leads_to)
+                coll.fetched += before.fetched
+                coll.duplicates += before.duplicates
+                coll.trap = coll.trap or before.trap
+            if len(keys) == 1 and keys[0] != old_key:
+                self._renamed[old_key] = keys[0]
 
     # -- figures -------------------------------------------------------------
     def pending_urls(self) -> int:
