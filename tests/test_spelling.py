@@ -71,3 +71,27 @@ def test_a_class_token_holding_a_slash_adds_no_step():
                 "http://s.test/")
     (path,) = f.schema
     assert path.count("/") == 4, path
+
+
+def test_respelling_the_frontier_keeps_what_each_collection_learnt():
+    # two heading paths become one; the untried "all members" link stays untried even
+    # though the page's link to itself was fetched long ago
+    from structcrawl.core.frontier import Frontier
+
+    frontier = Frontier("densest", 10)
+    frontier.mark_issued(["http://x/class1"])
+    frontier.add_links(0, {"h3#a/a": ["http://x/p"], "h3#b/a": ["http://x/q"],
+                           "summary/a": ["http://x/class1", "http://x/class1-members"]})
+    frontier.collections[(0, "h3#a/a")].tried = True
+    frontier.record((0, "h3#a/a"), [2])
+    frontier.respell([(0, {"h3/a": ["http://x/p", "http://x/q"],
+                           "summary/a": ["http://x/class1", "http://x/class1-members"]})],
+                     {(0, "h3#a/a"): {(0, "h3/a")}, (0, "h3#b/a"): {(0, "h3/a")},
+                      (0, "summary/a"): {(0, "summary/a")}})
+    merged = frontier.collections[(0, "h3/a")]
+    assert merged.tried and merged.leads_to == {2: 1}
+    summary = frontier.collections[(0, "summary/a")]
+    assert not summary.tried and not summary.leads_to
+    assert frontier.record((0, "h3#a/a"), [2]) is False  # a batch out under the old key
+    assert merged.leads_to == {2: 2}
+    assert frontier.pop(lambda c: 2).urls == ("http://x/class1-members",)
