@@ -6,7 +6,7 @@ import pytest
 from parsel import Selector
 
 from structcrawl.analysis.extract import Extractor
-from structcrawl.analysis.records import analyse
+from structcrawl.analysis.records import CLASS_CHARS, PAGE_CHARS, analyse, analysed_texts
 
 
 def page(main: str, title: str = "Shop") -> str:
@@ -99,10 +99,25 @@ def test_extraction_of_pages_without_the_nodes_or_of_unknown_classes():
 def test_huge_list_gives_every_record():
     n = 100_000
     huge = listing(n, 0)
+    assert len(huge) > PAGE_CHARS
     data = analyse({1: [listing(20, k) for k in range(3)] + [huge]})
-    assert data[1].records is not None and max(data[1].records.per_page) == n
+    # the analysis reads the page's first PAGE_CHARS characters: the records of that prefix
+    assert data[1].records is not None and 20 < max(data[1].records.per_page) < n
     records = Extractor(document(data)).extract(huge, 1)["records"]
     assert len(records) == n and records[-1]["maker"] == f"maker {(n - 1) % 5}"
+
+
+def test_analysis_reads_a_bounded_share_of_huge_pages():
+    huge = listing(PAGE_CHARS // 50, 0)
+    mid = listing(PAGE_CHARS // 150, 1)
+    small = listing(5, 99)
+    assert len(huge) > PAGE_CHARS > len(mid) > PAGE_CHARS // 2
+    texts = analysed_texts([huge] + [mid] * 20 + [small])
+    assert texts[0] == huge[:PAGE_CHARS] and sum(map(len, texts)) <= CLASS_CHARS
+    mids = (CLASS_CHARS - PAGE_CHARS) // len(mid)
+    assert texts[1:] == [mid] * mids + [small]  # a page past the budget is left out, a later small one taken
+    data = analyse({1: [huge] + [mid] * 20 + [small]})[1]
+    assert data.pages == len(texts) and data.records is not None
 
 
 def test_nested_lists_pick_one_level_and_count_it_exactly():

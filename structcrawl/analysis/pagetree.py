@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from lxml import etree
 from parsel import Selector
@@ -61,22 +62,30 @@ def stable_id(el: etree._Element) -> str | None:
     return None
 
 
-def stable_classes(el: etree._Element) -> list[str]:
-    return [t for t in (el.get("class") or "").split() if not _DIGIT.search(t) and _literal(t)]
+@lru_cache(maxsize=4096)
+def _stable_tokens(value: str) -> tuple[str, ...]:
+    return tuple(t for t in value.split() if not _DIGIT.search(t) and _literal(t))
+
+
+def stable_classes(el: etree._Element) -> tuple[str, ...]:
+    value = el.get("class")
+    return _stable_tokens(value) if value else ()
+
+
+@lru_cache(maxsize=4096)
+def _class_step(tag: str, value: str) -> str:
+    # memoised: a page repeats a few (tag, class) pairs many times, and huge pages made this a third of the cost
+    stable = _stable_tokens(value)
+    if stable and len(stable) == len(value.split()) and _literal(value):
+        return f"{tag}[@class={_literal(value)}]"
+    preds = "".join(f'[contains(concat(" ", normalize-space(@class), " "), " {t} ")]' for t in stable)
+    return tag + preds
 
 
 def step(el: etree._Element) -> str:
     """The element's XPath step: tag plus its stable class tokens (the whole attribute when all are stable)."""
-    tag = el.tag
     value = el.get("class")
-    if not value:
-        return tag
-    tokens = value.split()
-    stable = stable_classes(el)
-    if stable and len(stable) == len(tokens) and _literal(value):
-        return f"{tag}[@class={_literal(value)}]"
-    preds = "".join(f'[contains(concat(" ", normalize-space(@class), " "), " {t} ")]' for t in stable)
-    return tag + preds
+    return _class_step(el.tag, value) if value else el.tag
 
 
 def anchor(el: etree._Element) -> str:

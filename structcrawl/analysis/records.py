@@ -48,6 +48,13 @@ MAX_RECORD_SHARE = 0.5
 EXACT_REGIONS = 40
 #: Records of a class used to find its record fields (bounded work on huge lists).
 RECORD_SAMPLE = 2000
+#: HTML characters of one class analysed at most: the export's cost is about linear in them (0.5-1 s per
+#: million on this project's machine), and multi-megabyte pages (a Haddock module page: 13 MB) made one
+#: class cost up to a minute.  See :func:`analysed_texts`.
+CLASS_CHARS = 3_000_000
+#: A longer page is analysed on its first this many characters (a page alone never takes the class's budget:
+#: CLASS_CHARS / PAGE_CHARS pages at least fit).
+PAGE_CHARS = 500_000
 DECIMALS = 4
 
 
@@ -197,9 +204,27 @@ class ClassData:
         return doc
 
 
+def analysed_texts(texts: Sequence[str]) -> list[str]:
+    """The part of a class's kept pages the analysis reads: each page cut to :data:`PAGE_CHARS`, taken in
+    order while the class's total stays within :data:`CLASS_CHARS` (a page that would pass it is left out
+    and later, smaller ones still taken).  A cut page is a prefix: lxml closes its open elements, and the
+    template's paths (header, first sections, the first records) are near the top; the records counted on
+    it are those of the prefix."""
+    out: list[str] = []
+    used = 0
+    for text in texts:
+        part = text[:PAGE_CHARS]
+        if used + len(part) > CLASS_CHARS:
+            continue
+        out.append(part)
+        used += len(part)
+    return out
+
+
 def analyse(bodies: Mapping[int, Sequence[str]]) -> dict[int, ClassData]:
-    """Fields and records of each class from the HTML texts of its kept member pages."""
-    roots = {cid: [parse(text) for text in texts] for cid, texts in bodies.items()}
+    """Fields and records of each class from the HTML texts of its kept member pages (within the budget of
+    :func:`analysed_texts`)."""
+    roots = {cid: [parse(text) for text in analysed_texts(texts)] for cid, texts in bodies.items()}
     nodes = {cid: [text_nodes(r) for r in rs] for cid, rs in roots.items()}
     cands = {cid: candidates(ns) for cid, ns in nodes.items()}
     template = template_values(cands)
