@@ -154,3 +154,32 @@ def test_layout_tables_and_awkward_attributes():
 def test_broken_markup_gives_a_result_not_an_exception(bad):
     data = analyse({1: [bad, bad + " more"]})
     Extractor(document(data)).extract(bad, 1)
+
+
+def test_striped_rows_are_one_list_and_rows_of_another_kind_are_not_records():
+    """Rows told apart only by a zebra class (``altColor``/``rowColor``) are one record list; rows whose class
+    says their kind through a per-page token (``memitem:<hash>`` vs ``memdesc:<hash>``, both on every record)
+    are told apart by the token's stable prefix."""
+    def striped(k: int) -> str:
+        rows = "".join(f"<tr class='{('altColor', 'rowColor')[j % 2]}'><td class='colFirst'><a href='/c/{k}/{j}'>"
+                       f"Class{k}x{j}</a></td><td class='colLast'>about class {k}-{j}</td></tr>" for j in range(4 + k))
+        return page(f"<h1>Package {k}</h1><div class='block'>Package {k} does things.</div>"
+                    f"<table class='summary'><tr><th>Class</th><th>Description</th></tr><tbody>{rows}</tbody></table>")
+
+    def members(k: int) -> str:
+        rows = "".join(f"<tr class='memitem:{k:x}{j:04x}ab'><td class='memItemLeft'>int</td><td class='memItemRight'>"
+                       f"<a href='/m/{k}/{j}'>member{k}_{j}</a></td></tr><tr class='memdesc:{k:x}{j:04x}ab'>"
+                       f"<td class='mdescLeft'></td><td class='mdescRight'>does {k}-{j} <a href='#d{j}'>More</a>"
+                       "</td></tr>"
+                       f"<tr class='separator:{k:x}{j:04x}ab'><td class='memSeparator' colspan='2'></td></tr>"
+                       for j in range(3 + k))
+        return page(f"<h1>Namespace {k}</h1><table class='memberdecls'><tr class='heading'><td colspan='2'><h2>"
+                    f"Functions</h2></td></tr>{rows}</table>")
+
+    data = analyse({1: [striped(k) for k in range(6)], 2: [members(k) for k in range(6)]})
+    assert data[1].records is not None and data[1].records.per_page == tuple(4 + k for k in range(6))
+    assert "altColor" not in data[1].records.xpath and "rowColor" not in data[1].records.xpath
+    assert data[2].records is not None and data[2].records.per_page == tuple(3 + k for k in range(6))
+    assert '" memitem:"' in data[2].records.xpath
+    out = Extractor(document(data)).extract(members(20), 2)["records"]
+    assert len(out) == 23 and "member20_22" in out[-1].values()

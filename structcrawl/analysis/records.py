@@ -15,7 +15,10 @@ differently formatted fields).  Here, on the pages kept for one class:
 2. Ranking: content coverage, measured on *informative* text only (the
    class's fields, :mod:`structcrawl.analysis.fields`), so menus and footers,
    repeated on every page, never count (U-REST's navigational repetitions),
-   averaged over the class's pages (0 where the region is missing), among
+   averaged over the class's pages (0 where the region is missing) — a
+   record's text being its element's and that of the siblings after it up to
+   the next record (a member row and its description row: :func:`_spans`) —
+   among
    regions whose records are alike (the largest holds at most
    :data:`MAX_RECORD_SHARE` of the region's text: two layout columns are not
    records).  The best region is the class's record list when it covers
@@ -35,7 +38,17 @@ from dataclasses import dataclass
 from lxml import etree
 
 from structcrawl.analysis.fields import MAX_FIELDS, MIN_UNITS, Field, candidates, rank, template_values
-from structcrawl.analysis.pagetree import SKIPPED_TAGS, TextNode, anchor, parse, stable_id, step, text_nodes
+from structcrawl.analysis.pagetree import (
+    SKIPPED_TAGS,
+    TextNode,
+    anchor,
+    class_tests,
+    parse,
+    stable_id,
+    step,
+    tests_step,
+    text_nodes,
+)
 
 #: Share of a page's informative text the records must hold (median page of the class).
 MIN_COVERAGE = 0.5
@@ -72,21 +85,44 @@ def path_of(el: etree._Element) -> str:
     return "/".join(reversed(steps))
 
 
+def _kind(el: etree._Element) -> str:
+    """What a record's subtree starts with: the step of its first element child ("" for none)."""
+    for child in el:
+        if isinstance(child.tag, str):
+            return step(child)
+    return ""
+
+
+def _region_step(els: Sequence[etree._Element]) -> str:
+    """The step selecting every one of ``els`` (same tag): their common step, else the tag with the class
+    tests they all pass (:func:`~structcrawl.analysis.pagetree.class_tests`)."""
+    steps = {step(e) for e in els}
+    if len(steps) == 1:
+        return steps.pop()
+    common = [set(class_tests(e.get("class") or "")) for e in els]
+    shared = set.intersection(*common)
+    return tests_step(els[0].tag, tuple(t for t in class_tests(els[0].get("class") or "") if t in shared))
+
+
 def regions(root: etree._Element) -> dict[str, list[etree._Element]]:
-    """The page's repeated regions: XPath -> its elements (two or more same-step siblings under a parent)."""
+    """The page's repeated regions: XPath -> its elements (two or more siblings of one tag whose subtrees
+    start alike under a parent, whatever their classes: striped rows ``altColor``/``rowColor`` are one list;
+    rows of two kinds, ``memitem:…`` and ``memdesc:…``, are two)."""
     found: dict[str, list[etree._Element]] = {}
     for el in root.iter():
         if not isinstance(el.tag, str) or el.tag in SKIPPED_TAGS:
             continue
-        groups: dict[str, list[etree._Element]] = {}
+        groups: dict[tuple[str, str, tuple[str, ...]], list[etree._Element]] = {}
         for child in el:
             if isinstance(child.tag, str) and child.tag not in SKIPPED_TAGS:
-                groups.setdefault(step(child), []).append(child)
-        repeated = {s: g for s, g in groups.items() if len(g) >= 2}
+                # the kind of a row (its class tests of per-page tokens' prefixes) and its first child
+                prefixes = tuple(t for t in class_tests(child.get("class") or "") if not t.endswith(" "))
+                groups.setdefault((child.tag, _kind(child), prefixes), []).append(child)
+        repeated = [g for g in groups.values() if len(g) >= 2]
         if repeated:
             base = path_of(el)
-            for s, g in repeated.items():
-                found.setdefault(f"{base}/{s}", []).extend(g)
+            for g in repeated:
+                found.setdefault(f"{base}/{_region_step(g)}", []).extend(g)
     return found
 
 
@@ -108,6 +144,25 @@ def _subtree_chars(root: etree._Element, nodes: Sequence[TextNode], keys: set) -
 def _linked(el: etree._Element) -> bool:
     """A record is the subtree around an item of a link collection: it holds a link."""
     return (el.tag == "a" and el.get("href") is not None) or bool(el.xpath(".//a[@href]"))
+
+
+def _spans(els: Sequence[etree._Element], chars: Mapping[etree._Element, int]) -> list[int]:
+    """Informative characters of each record with the siblings that follow it up to the next record: a record
+    may be one row and its continuations (a Doxygen member row, its description row and a separator).  Every
+    record takes at most as many following siblings as lie between two records anywhere on the page, so a
+    list's last record does not take the unrelated blocks after the list."""
+    chosen = set(els)
+    following: list[tuple[list[etree._Element], bool]] = []
+    for el in els:
+        sibs = []
+        sib = el.getnext()
+        while sib is not None and sib not in chosen:
+            if isinstance(sib.tag, str):
+                sibs.append(sib)
+            sib = sib.getnext()
+        following.append((sibs, sib is not None))
+    gap = max((len(sibs) for sibs, closed in following if closed), default=0)
+    return [chars.get(el, 0) + sum(chars.get(x, 0) for x in sibs[:gap]) for el, (sibs, _) in zip(els, following)]
 
 
 @dataclass(frozen=True)
@@ -139,7 +194,7 @@ def _score(selected: Sequence[Sequence[etree._Element]], roots: Sequence[etree._
         page_total = ch.get(root, 0)
         if len(els) < 2 or not page_total or (strict and 2 * sum(map(_linked, els)) < len(els)):
             continue
-        held = [ch.get(e, 0) for e in els]
+        held = _spans(els, ch)
         if not sum(held):
             continue
         counts.append(len(els))
