@@ -16,9 +16,9 @@ differently formatted fields).  Here, on the pages kept for one class:
    class's fields, :mod:`structcrawl.analysis.fields`), so menus and footers,
    repeated on every page, never count (U-REST's navigational repetitions),
    averaged over the class's pages (0 where the region is missing) — a
-   record's text being its element's and that of the siblings after it up to
-   the next record (a member row and its description row: :func:`_spans`) —
-   among
+   record's text being its element's and that of the siblings of its tag
+   after it up to the next record (a member row and its description row:
+   :func:`_spans`) — among
    regions whose records are alike (the largest holds at most
    :data:`MAX_RECORD_SHARE` of the region's text: two layout columns are not
    records).  The best region is the class's record list when it covers
@@ -147,20 +147,21 @@ def _linked(el: etree._Element) -> bool:
 
 
 def _spans(els: Sequence[etree._Element], chars: Mapping[etree._Element, int]) -> list[int]:
-    """Informative characters of each record with the siblings that follow it up to the next record: a record
-    may be one row and its continuations (a Doxygen member row, its description row and a separator).  Every
-    record takes at most as many following siblings as lie between two records anywhere on the page, so a
-    list's last record does not take the unrelated blocks after the list."""
+    """Informative characters of each record with its continuations: the siblings of its own tag that follow
+    it up to the next record (a Doxygen member row ``tr``, its description row and separator row).  Siblings
+    of another tag end a record (a heading is not a record with the paragraphs after it), and every record
+    takes at most as many continuations as lie between two records anywhere on the page, so a list's last
+    record does not take the rows after the list."""
     chosen = set(els)
     following: list[tuple[list[etree._Element], bool]] = []
     for el in els:
         sibs = []
         sib = el.getnext()
-        while sib is not None and sib not in chosen:
+        while sib is not None and sib not in chosen and (sib.tag == el.tag or not isinstance(sib.tag, str)):
             if isinstance(sib.tag, str):
                 sibs.append(sib)
             sib = sib.getnext()
-        following.append((sibs, sib is not None))
+        following.append((sibs, sib is not None and sib in chosen))
     gap = max((len(sibs) for sibs, closed in following if closed), default=0)
     return [chars.get(el, 0) + sum(chars.get(x, 0) for x in sibs[:gap]) for el, (sibs, _) in zip(els, following)]
 
