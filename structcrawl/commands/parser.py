@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["uxclust", "shingles"],
         default="uxclust",
         help="uxclust (the default: inbound links, fingerprints) or shingles (Vertex, Gulhane et al.: a "
-        "min-hash signature of 8 values over each page's tag paths but those of 90%% of the site's pages, pages "
+        "min-hash signature of 8 values over each page's tag paths but those on 99%% of the site's pages, pages "
         "sharing >= 6 of the 8 in one cluster, clusters with alike fingerprints merged; --group-by does not apply)",
     )
     p.add_argument("--shingle", type=int, metavar="N",
