@@ -183,3 +183,33 @@ def test_striped_rows_are_one_list_and_rows_of_another_kind_are_not_records():
     assert '" memitem:"' in data[2].records.xpath
     out = Extractor(document(data)).extract(members(20), 2)["records"]
     assert len(out) == 23 and "member20_22" in out[-1].values()
+
+
+def test_an_entry_with_continuation_rows_is_one_record():
+    """An index whose entry for a name defined in several places is a heading row (no link) and one row per
+    place, rows told apart only by their first cell's class: one record per entry.  A list whose items
+    start differently (an optional image) but each hold a link stays one record per item."""
+    def index(k: int) -> str:
+        rows = []
+        for j in range(6 + k):
+            name = f"name{k}x{j}"
+            if j % 3 == 1:
+                rows.append(f"<tr><td class='src'>{name}</td><td>&nbsp;</td></tr>")
+                rows += [f"<tr><td class='alt'>{n} (Function)</td><td class='module'><a href='/m/{k}/{j}/{n}'>"
+                         f"Mod{k}.{j}.{n}</a></td></tr>" for n in (1, 2)]
+            else:
+                rows.append(f"<tr><td class='src'>{name}</td><td class='module'><a href='/m/{k}/{j}'>Mod{k}.{j}</a>"
+                            "</td></tr>")
+        return page(f"<h1>Index {k}</h1><div id='index'><table>{''.join(rows)}</table></div>")
+
+    def gallery(k: int) -> str:
+        items = "".join((f"<li><img src='/i/{j}.png'/><a href='/g/{k}/{j}'>Picture {k}-{j}</a></li>" if j % 2 else
+                         f"<li><a href='/g/{k}/{j}'>Picture {k}-{j}</a> (no image)</li>") for j in range(5 + k))
+        return page(f"<h1>Gallery {k}</h1><ul class='pictures'>{items}</ul>")
+
+    data = analyse({1: [index(k) for k in range(6)], 2: [gallery(k) for k in range(6)]})
+    records = data[1].records
+    assert records is not None and records.per_page == tuple(6 + k for k in range(6))
+    assert records.xpath.endswith('/tr[*[1][self::td[@class="src"]]]')
+    assert len(Selector(text=index(30)).xpath(records.xpath)) == 36
+    assert data[2].records is not None and data[2].records.per_page == tuple(5 + k for k in range(6))
