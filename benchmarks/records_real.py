@@ -15,7 +15,9 @@ by hand in docs/benchmarks.md.  The models are kept in ``--out``.
 
 ``--analysis-cost``: no crawl; the time the export spends on one class's
 fields and records in the worst case, the 20 largest pages
-(``STRUCTCRAWL_FIELD_PAGES``) of each truth class of each corpus.
+(``STRUCTCRAWL_FIELD_PAGES``) of each truth class of each corpus, and the
+pages and characters the analysis reads of them (its budget:
+``structcrawl.analysis.records.analysed_texts``).
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def run_corpus(corpus: str, out: Path) -> None:
 
 
 def analysis_cost(corpus: str) -> None:
-    from structcrawl.analysis.records import analyse
+    from structcrawl.analysis.records import analyse, analysed_texts
     from structcrawl.sitemodel import DEFAULT_FIELD_PAGES
 
     root = corpora.root_dir(corpus)
@@ -105,8 +107,10 @@ def analysis_cost(corpus: str) -> None:
                 texts.append(fh.read())
         t0 = time.perf_counter()
         data = analyse({0: texts})[0]
-        print(f"| {corpus} | {name} | {len(texts)} | {sum(map(len, texts)) / 1e6:.1f} | "
-              f"{time.perf_counter() - t0:.1f} | {len(data.fields)} | {'yes' if data.records else 'no'} |")
+        read = analysed_texts(texts)
+        print(f"| {corpus} | {name} | {len(texts)} | {sum(map(len, texts)) / 1e6:.1f} | {len(read)} | "
+              f"{sum(map(len, read)) / 1e6:.1f} | {time.perf_counter() - t0:.1f} | {len(data.fields)} | "
+              f"{'yes' if data.records else 'no'} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--analysis-cost", action="store_true", help="time the fields analysis on the largest pages")
     args = ap.parse_args(argv)
     if args.analysis_cost:
-        print("| corpus | truth class | pages | MB | seconds | fields | records |\n|---|---|---|---|---|---|---|")
+        print("| corpus | truth class | pages | MB | pages read | MB read | seconds | fields | records |\n"
+              "|---|---|---|---|---|---|---|---|---|")
         for corpus in args.corpus or VISIBLE:
             analysis_cost(corpus)
         return 0

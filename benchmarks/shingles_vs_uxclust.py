@@ -12,7 +12,9 @@ Stores (kept in ``--stores`` and reused when already there):
 
 Each method runs as ``structcrawl cluster --members`` in a child process under GNU time (wall seconds
 including writing every member URL, peak RSS), at its defaults; clusters are scored against the truth
-(F*, pairwise precision/recall; unclustered pages count as singletons).  Prints one table.
+(F*, pairwise precision/recall; unclustered pages count as singletons), and F* once more with a corpus's
+stub pages as a class of their own where it has them (commons-math3's "No usage of" class-use pages:
+``corpora.stub_truth``).  Prints one table.
 """
 
 from __future__ import annotations
@@ -56,14 +58,21 @@ def run_method(db: str, method: str, out: Path) -> tuple[float, int, str]:
     return wall, int(rss_file.read_text().split()[-1]) * 1024, proc.stdout.strip().splitlines()[-1]
 
 
-def score(out: Path, truth) -> dict:
+def score(out: Path, truth, stubs=None) -> dict:
+    """Scores of a clusters file against ``truth`` (URL -> label), and against ``stubs`` when given (the same
+    truth with a corpus's stub pages as a class of their own: ``corpora.stub_truth``)."""
     with open(out, encoding="utf-8") as fh:
         doc = json.load(fh)
     assigned: dict[str, int | None] = {u: c["id"] for c in doc["classes"] for u in c["members"]}
     assigned.update((u, None) for u in doc["unclustered"]["members"])
     labels = {u: x for u in assigned if (x := truth(u)) is not None}
     res = evaluate({u: assigned[u] for u in labels}, labels)
-    return dict(pages=doc["pages"], clusters=len(doc["classes"]), unclustered=doc["unclustered"]["size"], res=res)
+    res_stubs = None
+    if stubs is not None:
+        apart = {u: x for u in assigned if (x := stubs(u)) is not None}
+        res_stubs = evaluate({u: assigned[u] for u in apart}, apart)
+    return dict(pages=doc["pages"], clusters=len(doc["classes"]), unclustered=doc["unclustered"]["size"], res=res,
+                res_stubs=res_stubs)
 
 
 def demo_store(stores: Path) -> tuple[str, DemoSite]:
@@ -93,14 +102,18 @@ def demo_truth(site: DemoSite):
     return truth
 
 
-def corpus_truth(corpus: str, db: str):
+def _corpus_base(corpus: str, db: str) -> str:
     import sqlalchemy as sa
 
     engine = sa.create_engine(db)
     with engine.connect() as conn:
         start = conn.execute(sa.text("SELECT seed_url FROM sc_jobs")).scalar_one()
     engine.dispose()
-    base = start[:-len(corpora.CORPORA[corpus]["entry"])]
+    return start[:-len(corpora.CORPORA[corpus]["entry"])]
+
+
+def corpus_truth(corpus: str, db: str):
+    base = _corpus_base(corpus, db)
 
     def truth(url: str) -> str | None:
         p = relpath_of(url, base)
@@ -109,15 +122,36 @@ def corpus_truth(corpus: str, db: str):
     return truth
 
 
+def corpus_stubs(corpus: str, db: str):
+    """The corpus truth with its stub pages as a class of their own (``corpora.stub_truth``), None when the
+    corpus has none."""
+    spec = corpora.CORPORA[corpus].get("stubs")
+    if not spec:
+        return None
+    cls, stub, marker = spec
+    base, root = _corpus_base(corpus, db), corpora.root_dir(corpus)
+
+    def truth(url: str) -> str | None:
+        p = relpath_of(url, base)
+        label = corpora.label(corpus, p) if p else None
+        if label != cls:
+            return label
+        with open(os.path.join(root, p), "rb") as fh:
+            return stub if marker in fh.read() else label
+
+    return truth
+
+
 def table(rows: list[dict]) -> str:
-    head = ("store", "pages", "method", "clusters", "unclustered", "F*", "pair P", "pair R", "wall s", "pages/s",
-            "peak RSS")
+    head = ("store", "pages", "method", "clusters", "unclustered", "F*", "pair P", "pair R", "F* stubs apart",
+            "wall s", "pages/s", "peak RSS")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         res = r["res"]
         lines.append(f"| {r['store']} | {r['pages']:,} | {r['method']} | {r['clusters']} | "
                      f"{r['unclustered']:,} ({r['unclustered'] / r['pages']:.1%}) | {res['fstar']:.3f} | "
-                     f"{res['pair_precision']:.3f} | {res['pair_recall']:.3f} | {r['wall']:.1f} | "
+                     f"{res['pair_precision']:.3f} | {res['pair_recall']:.3f} | "
+                     f"{'–' if r['res_stubs'] is None else format(r['res_stubs']['fstar'], '.3f')} | {r['wall']:.1f} | "
                      f"{r['pages'] / r['wall']:,.0f} | {r['rss'] / 2**20:.0f} MiB |")
     return "\n".join(lines)
 
@@ -136,16 +170,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="shingles-vs-uxclust-") as tmp:
         stores = args.stores or Path(tmp)
         stores.mkdir(parents=True, exist_ok=True)
-        todo: list[tuple[str, str, object]] = []
+        todo: list[tuple[str, str, object, object]] = []
         if not args.no_demo:
             db, site = demo_store(stores)
-            todo.append(("demo", db, demo_truth(site)))
+            todo.append(("demo", db, demo_truth(site), None))
         for corpus in args.corpus or [c for c in corpora.CORPORA if corpora.html_pages(c)]:
             path = stores / f"{corpus}.db"
             if not path.exists():
                 crawl_corpus(corpus, path, Path(tmp))
             db = f"sqlite:///{path}"
-            todo.append((corpus, db, corpus_truth(corpus, db)))
+            todo.append((corpus, db, corpus_truth(corpus, db), corpus_stubs(corpus, db)))
         if not args.no_synthetic:
             path = stores / f"synthetic-{args.pages}.db"
             if not path.exists():
@@ -155,13 +189,13 @@ def main(argv: list[str] | None = None) -> int:
                      progress=lambda m: print(f"[synthetic] {m}", file=sys.stderr))
                 part.rename(path)
             todo.append((f"synthetic {args.pages:,}", f"sqlite:///{path}",
-                         truth_of(DemoSite(pages=min(args.pages, args.base_pages)))))
-        for name, db, truth in todo:
+                         truth_of(DemoSite(pages=min(args.pages, args.base_pages))), None))
+        for name, db, truth, stubs in todo:
             for method in METHODS:
                 out = Path(tmp) / f"{name.replace(' ', '-')}.{method}.json"
                 wall, rss, summary = run_method(db, method, out)
                 print(f"[{name}] {method}: {summary}; peak RSS {rss / 2**20:.0f} MiB", file=sys.stderr)
-                rows.append(dict(store=name, method=method, wall=wall, rss=rss, **score(out, truth)))
+                rows.append(dict(store=name, method=method, wall=wall, rss=rss, **score(out, truth, stubs)))
                 print(table(rows[-1:]).splitlines()[-1], file=sys.stderr)
     print(table(rows))
     return 0

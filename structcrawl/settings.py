@@ -47,6 +47,9 @@ LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 FEED_EXPORT_ENCODING = "utf-8"
+#: CSV feeds write nested item values (the harvest's ``fields`` and ``records``) as JSON cells,
+#: not Python reprs (:mod:`structcrawl.crawling.exporters`).
+FEED_EXPORTERS = {"csv": "structcrawl.crawling.exporters.JsonCellCsvItemExporter"}
 
 #: The periodic structure log line and the ``structcrawl/…`` stats
 #: (the spider adds it too when a project's settings lack it).

@@ -6,7 +6,7 @@ import pytest
 from parsel import Selector
 
 from structcrawl.analysis.extract import Extractor
-from structcrawl.analysis.records import analyse
+from structcrawl.analysis.records import CLASS_CHARS, PAGE_CHARS, analyse, analysed_texts
 
 
 def page(main: str, title: str = "Shop") -> str:
@@ -99,10 +99,25 @@ def test_extraction_of_pages_without_the_nodes_or_of_unknown_classes():
 def test_huge_list_gives_every_record():
     n = 100_000
     huge = listing(n, 0)
+    assert len(huge) > PAGE_CHARS
     data = analyse({1: [listing(20, k) for k in range(3)] + [huge]})
-    assert data[1].records is not None and max(data[1].records.per_page) == n
+    # the analysis reads the page's first PAGE_CHARS characters: the records of that prefix
+    assert data[1].records is not None and 20 < max(data[1].records.per_page) < n
     records = Extractor(document(data)).extract(huge, 1)["records"]
     assert len(records) == n and records[-1]["maker"] == f"maker {(n - 1) % 5}"
+
+
+def test_analysis_reads_a_bounded_share_of_huge_pages():
+    huge = listing(PAGE_CHARS // 50, 0)
+    mid = listing(PAGE_CHARS // 150, 1)
+    small = listing(5, 99)
+    assert len(huge) > PAGE_CHARS > len(mid) > PAGE_CHARS // 2
+    texts = analysed_texts([huge] + [mid] * 20 + [small])
+    assert texts[0] == huge[:PAGE_CHARS] and sum(map(len, texts)) <= CLASS_CHARS
+    mids = (CLASS_CHARS - PAGE_CHARS) // len(mid)
+    assert texts[1:] == [mid] * mids + [small]  # a page past the budget is left out, a later small one taken
+    data = analyse({1: [huge] + [mid] * 20 + [small]})[1]
+    assert data.pages == len(texts) and data.records is not None
 
 
 def test_nested_lists_pick_one_level_and_count_it_exactly():
@@ -139,3 +154,62 @@ def test_layout_tables_and_awkward_attributes():
 def test_broken_markup_gives_a_result_not_an_exception(bad):
     data = analyse({1: [bad, bad + " more"]})
     Extractor(document(data)).extract(bad, 1)
+
+
+def test_striped_rows_are_one_list_and_rows_of_another_kind_are_not_records():
+    """Rows told apart only by a zebra class (``altColor``/``rowColor``) are one record list; rows whose class
+    says their kind through a per-page token (``memitem:<hash>`` vs ``memdesc:<hash>``, both on every record)
+    are told apart by the token's stable prefix."""
+    def striped(k: int) -> str:
+        rows = "".join(f"<tr class='{('altColor', 'rowColor')[j % 2]}'><td class='colFirst'><a href='/c/{k}/{j}'>"
+                       f"Class{k}x{j}</a></td><td class='colLast'>about class {k}-{j}</td></tr>" for j in range(4 + k))
+        return page(f"<h1>Package {k}</h1><div class='block'>Package {k} does things.</div>"
+                    f"<table class='summary'><tr><th>Class</th><th>Description</th></tr><tbody>{rows}</tbody></table>")
+
+    def members(k: int) -> str:
+        rows = "".join(f"<tr class='memitem:{k:x}{j:04x}ab'><td class='memItemLeft'>int</td><td class='memItemRight'>"
+                       f"<a href='/m/{k}/{j}'>member{k}_{j}</a></td></tr><tr class='memdesc:{k:x}{j:04x}ab'>"
+                       f"<td class='mdescLeft'></td><td class='mdescRight'>does {k}-{j} <a href='#d{j}'>More</a>"
+                       "</td></tr>"
+                       f"<tr class='separator:{k:x}{j:04x}ab'><td class='memSeparator' colspan='2'></td></tr>"
+                       for j in range(3 + k))
+        return page(f"<h1>Namespace {k}</h1><table class='memberdecls'><tr class='heading'><td colspan='2'><h2>"
+                    f"Functions</h2></td></tr>{rows}</table>")
+
+    data = analyse({1: [striped(k) for k in range(6)], 2: [members(k) for k in range(6)]})
+    assert data[1].records is not None and data[1].records.per_page == tuple(4 + k for k in range(6))
+    assert "altColor" not in data[1].records.xpath and "rowColor" not in data[1].records.xpath
+    assert data[2].records is not None and data[2].records.per_page == tuple(3 + k for k in range(6))
+    assert '" memitem:"' in data[2].records.xpath
+    out = Extractor(document(data)).extract(members(20), 2)["records"]
+    assert len(out) == 23 and "member20_22" in out[-1].values()
+
+
+def test_an_entry_with_continuation_rows_is_one_record():
+    """An index whose entry for a name defined in several places is a heading row (no link) and one row per
+    place, rows told apart only by their first cell's class: one record per entry.  A list whose items
+    start differently (an optional image) but each hold a link stays one record per item."""
+    def index(k: int) -> str:
+        rows = []
+        for j in range(6 + k):
+            name = f"name{k}x{j}"
+            if j % 3 == 1:
+                rows.append(f"<tr><td class='src'>{name}</td><td>&nbsp;</td></tr>")
+                rows += [f"<tr><td class='alt'>{n} (Function)</td><td class='module'><a href='/m/{k}/{j}/{n}'>"
+                         f"Mod{k}.{j}.{n}</a></td></tr>" for n in (1, 2)]
+            else:
+                rows.append(f"<tr><td class='src'>{name}</td><td class='module'><a href='/m/{k}/{j}'>Mod{k}.{j}</a>"
+                            "</td></tr>")
+        return page(f"<h1>Index {k}</h1><div id='index'><table>{''.join(rows)}</table></div>")
+
+    def gallery(k: int) -> str:
+        items = "".join((f"<li><img src='/i/{j}.png'/><a href='/g/{k}/{j}'>Picture {k}-{j}</a></li>" if j % 2 else
+                         f"<li><a href='/g/{k}/{j}'>Picture {k}-{j}</a> (no image)</li>") for j in range(5 + k))
+        return page(f"<h1>Gallery {k}</h1><ul class='pictures'>{items}</ul>")
+
+    data = analyse({1: [index(k) for k in range(6)], 2: [gallery(k) for k in range(6)]})
+    records = data[1].records
+    assert records is not None and records.per_page == tuple(6 + k for k in range(6))
+    assert records.xpath.endswith('/tr[*[1][self::td[@class="src"]]]')
+    assert len(Selector(text=index(30)).xpath(records.xpath)) == 36
+    assert data[2].records is not None and data[2].records.per_page == tuple(5 + k for k in range(6))

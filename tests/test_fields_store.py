@@ -5,6 +5,7 @@ exports without fields."""
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import partial
 
@@ -80,3 +81,30 @@ def test_a_database_without_the_bodies_table_gets_it_and_exports_without_fields(
                       "-o", str(tmp_path / "m2.json"))
     assert res.returncode == 0, res.stderr[-3000:]
     assert sa.inspect(CrawlStore(db).engine).has_table("sc_bodies")
+
+
+def test_export_reads_the_class_of_each_page_at_every_step(site, tmp_path, monkeypatch):
+    """A model step may replace the explorer's model (a re-clustering builds a new one, with a new page ->
+    class map): the export chooses the field pages reading that map at every step, as the spider does, and
+    writes the spider's field pages.  Here every replayed step replaces the model by a copy."""
+    db, out = tmp_path / "s.db", tmp_path / "s.json"
+    res = structcrawl("crawl", site + "/", "--db", f"sqlite:///{db}", "--job", "s", "--max-pages", "200",
+                      "-L", "WARNING", "-o", str(out))
+    assert res.returncode == 0, res.stderr[-3000:]
+    from structcrawl.core.explorer import Explorer
+
+    replay = Explorer.replay
+
+    def replay_then_replace(self, *args, **kwargs):
+        report = replay(self, *args, **kwargs)
+        model = copy.copy(self.model)
+        model.page_class = dict(self.model.page_class)
+        self.model = model
+        return report
+
+    monkeypatch.setattr(Explorer, "replay", replay_then_replace)
+    exported = CrawlStore(f"sqlite:///{db}", create=False).export_document("s")
+    spider = json.loads(out.read_text(encoding="utf-8"))
+    assert [(c["id"], c["field_pages"]) for c in exported["classes"]] == \
+        [(c["id"], c["field_pages"]) for c in spider["classes"]]
+    assert sum(c["field_pages"] for c in spider["classes"]) > len(spider["classes"])

@@ -113,6 +113,12 @@ def test_two_classes_to_csv_with_bodies(demo, model, tmp_path):
     got = {r["url"] for r in rows}
     assert truth(demo, "author") | truth(demo, "publisher") <= got
     assert all(r["body"].lstrip().lower().startswith("<!doctype html") for r in rows)
+    # nested values are JSON cells (structcrawl's CSV exporter), not Python reprs
+    for r in rows:
+        fields = json.loads(r["fields"])
+        assert fields and all(isinstance(k, str) for k in fields), r["fields"][:200]
+        assert r["records"] == "" or isinstance(json.loads(r["records"]), list)
+    assert any(r["records"] and json.loads(r["records"])[0] for r in rows)  # publishers are lists of books
 
 
 def test_like_targets_the_class_of_an_example(demo, model, tmp_path):

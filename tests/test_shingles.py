@@ -23,6 +23,7 @@ from structcrawl.analysis.shingles import (
     path_hashes,
     shingles,
     signatures,
+    site_skeleton,
 )
 from structcrawl.demo.site import DemoSite
 from synthetic_store import fill
@@ -117,6 +118,48 @@ def test_templates_with_optional_parts_are_found():
     assert [c.size for c in res3.clusters] == [100] and res3.unclustered == 1
 
 
+def test_a_skeleton_all_templates_share_does_not_join_them():
+    """Three templates whose pages are mostly the site's frame (menus, sidebar, footer: the same 60 paths on
+    every page) and 6-12 paths of their own: with the frame as shingles, 6 of 8 values agree across templates
+    too often; dropped (site_skeleton), each template is one cluster."""
+    rng = random.Random(5)
+    frame = [f"html/body/div/{part}/{i}" for part in ("nav", "aside", "footer") for i in range(20)]
+    own = {name: [f"html/body/main/{name}/{i}" for i in range(12)] for name in ("book", "author", "review")}
+    pages, labels = [], []
+    for k in range(600):
+        name = sorted(own)[k % 3]
+        pages.append(frame + own[name][:6] + [p for p in own[name][6:] if rng.random() < 0.5])
+        labels.append(name)
+    assert site_skeleton(pages, [1] * len(pages)) == frozenset(frame)
+    for seed in range(4):
+        res, of = cluster_sets(pages, [1] * len(pages), cutoff=5, seed=seed)
+        scores = evaluate({str(i): int(c) or None for i, c in enumerate(of)}, {str(i): x for i, x in enumerate(labels)})
+        assert scores["pair_precision"] == 1.0 and scores["fstar"] >= 0.95, (seed, scores)
+
+
+def test_fragments_of_one_template_are_merged_back():
+    # pages of one template carry any 8 of 16 optional sections: pairwise Jaccard ~0.6, so 6 of 8 signature
+    # values often disagree and Algorithm 1 splits the template; its clusters' fingerprints are alike.  The
+    # site's other template has no optional part.
+    rng = random.Random(11)
+    core = [f"html/body/main/div/{i}" for i in range(20)]
+    optional = [f"html/body/main/section/{i}" for i in range(16)]
+    other = [f"html/body/main/table/{i}" for i in range(20)]
+    sets = [frozenset(core + rng.sample(optional, 8)) for _ in range(400)] + [frozenset(other)] * 400
+    distinct = sorted(set(sets), key=sorted)
+    counts = [sets.count(s) for s in distinct]
+    res, of = cluster_sets([sorted(s) for s in distinct], counts, cutoff=2)
+    assert len(res.clusters) == 2 and res.unclustered < 20
+    (template,) = {int(c) for s, c in zip(distinct, of) if s != frozenset(other)}
+    assert res.clusters[template - 1].size + res.unclustered == 400 == res.clusters[2 - template].size
+    merged = res.clusters[template - 1]
+    assert len(merged.masked) > 1 and merged.signature == merged.masked[0]
+    # the same pages clustered without the merge (similarity 1: only identical fingerprints) split
+    split, _ = cluster_sets([sorted(s) for s in distinct], counts, cutoff=2, similarity=1.0)
+    assert len(split.clusters) > 2
+    assert [c.id for c in split.clusters] == list(range(1, len(split.clusters) + 1))
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="cutoff must be >= 1"):
         cluster_signatures(np.array([1], dtype=np.uint64), np.array([1]), cutoff=0)
@@ -165,6 +208,7 @@ def test_cluster_cli_shingles(small_crawl):
             assert c["size"] == len(c["members"]) and c["members"] == sorted(c["members"])
             assert set(c["samples"]) <= set(c["members"]) and 1 <= len(c["samples"]) <= 10
             assert c["signature"].count(".") == 7 and c["signature"].count("*") <= 2 and c["importance"] > 0
+            assert c["masked_vectors"][0] == c["signature"]
         assert [c["id"] for c in doc["classes"]] == list(range(1, len(doc["classes"]) + 1))
         assert [c["size"] for c in doc["classes"]] == sorted((c["size"] for c in doc["classes"]), reverse=True)
         assert "shingle signatures of" in res.stdout and "unclustered" in res.stdout

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from lxml import etree
 from parsel import Selector
@@ -24,6 +25,8 @@ from parsel import Selector
 #: Elements whose text is not page content.
 SKIPPED_TAGS = frozenset({"script", "style", "noscript", "template"})
 _DIGIT = re.compile(r"\d")
+#: Separators inside a class token (``memitem:<hash>``, ``row-12``, ``col_3``).
+_SEPARATORS = "-_:."
 _LABEL_TAGS = frozenset({"th", "dt", "label"})
 
 
@@ -61,22 +64,57 @@ def stable_id(el: etree._Element) -> str | None:
     return None
 
 
-def stable_classes(el: etree._Element) -> list[str]:
-    return [t for t in (el.get("class") or "").split() if not _DIGIT.search(t) and _literal(t)]
+@lru_cache(maxsize=4096)
+def _stable_tokens(value: str) -> tuple[str, ...]:
+    return tuple(t for t in value.split() if not _DIGIT.search(t) and _literal(t))
+
+
+def stable_classes(el: etree._Element) -> tuple[str, ...]:
+    value = el.get("class")
+    return _stable_tokens(value) if value else ()
+
+
+def _stable_prefix(token: str) -> str | None:
+    """The stable start of a per-page class token: up to the separator before its first segment with a digit
+    (``memitem:`` of ``memitem:a1b2c3``, ``row-`` of ``row-12``); None when there is none (``h2``)."""
+    first = _DIGIT.search(token)
+    if first is None:
+        return None
+    cut = max(token.rfind(sep, 0, first.start()) for sep in _SEPARATORS)
+    return token[:cut + 1] if cut > 0 else None
+
+
+@lru_cache(maxsize=4096)
+def class_tests(value: str) -> tuple[str, ...]:
+    """What a class attribute says on every page of a template, as the padded strings an XPath ``contains``
+    tests: ``" tok "`` for each stable token, ``" pre"`` for the stable prefix of a per-page token (a
+    Doxygen member row ``memitem:<hash>``, a row ``row-12``: the kind of row, without the row)."""
+    out: list[str] = []
+    for t in value.split():
+        test = f" {t} " if not _DIGIT.search(t) else (f" {prefix}" if (prefix := _stable_prefix(t)) else None)
+        if test and '"' not in test and test not in out:  # written inside "…" (tests_step)
+            out.append(test)
+    return tuple(out)
+
+
+def tests_step(tag: str, tests: tuple[str, ...]) -> str:
+    """A step of ``tag`` whose class passes every one of ``tests`` (:func:`class_tests`)."""
+    return tag + "".join(f'[contains(concat(" ", normalize-space(@class), " "), "{t}")]' for t in tests)
+
+
+@lru_cache(maxsize=4096)
+def _class_step(tag: str, value: str) -> str:
+    # memoised: a page repeats a few (tag, class) pairs many times, and huge pages made this a third of the cost
+    if _stable_tokens(value) and len(_stable_tokens(value)) == len(value.split()) and _literal(value):
+        return f"{tag}[@class={_literal(value)}]"
+    return tests_step(tag, class_tests(value))
 
 
 def step(el: etree._Element) -> str:
-    """The element's XPath step: tag plus its stable class tokens (the whole attribute when all are stable)."""
-    tag = el.tag
+    """The element's XPath step: tag plus what its class says on every page (the whole attribute when all its
+    tokens are stable; else a test per stable token and per stable prefix of a per-page token)."""
     value = el.get("class")
-    if not value:
-        return tag
-    tokens = value.split()
-    stable = stable_classes(el)
-    if stable and len(stable) == len(tokens) and _literal(value):
-        return f"{tag}[@class={_literal(value)}]"
-    preds = "".join(f'[contains(concat(" ", normalize-space(@class), " "), " {t} ")]' for t in stable)
-    return tag + preds
+    return _class_step(el.tag, value) if value else el.tag
 
 
 def anchor(el: etree._Element) -> str:

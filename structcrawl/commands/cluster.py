@@ -13,6 +13,7 @@ from structcrawl.analysis.shingles import SHINGLE_PATHS
 from structcrawl.analysis.uxclust import Parameters
 from structcrawl.commands.errors import CommandError
 from structcrawl.commands.jobs import database_url
+from structcrawl.core.model import FINGERPRINT_SIMILARITY
 from structcrawl.files import atomic_write
 from structcrawl.store import StoreError
 from structcrawl.store.cluster import (
@@ -120,9 +121,10 @@ def summary(stored: StoredClustering, output: str) -> str:
 
 
 def run_shingles(db: str, job: str | None, cutoff: int | None, samples: int, occurrence: float, seed: int,
-                 length: int, output: str | None, members: bool, progress: Progress) -> tuple[StoredShingles, str]:
+                 length: int, output: str | None, members: bool, progress: Progress,
+                 similarity: float = FINGERPRINT_SIMILARITY) -> tuple[StoredShingles, str]:
     """Vertex's shingle clustering of a stored job, its clusters JSON written like :func:`run_cluster`'s."""
-    stored = shingle_cluster_store(db, job, cutoff, samples, occurrence, seed, members, progress, length)
+    stored = shingle_cluster_store(db, job, cutoff, samples, occurrence, seed, members, progress, length, similarity)
     doc, lists = shingles_document(stored)
     target = output or f"{stored.job}.clusters.json"
     if target == "-":
@@ -168,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         if args.method == "shingles":
             shingles, target = run_shingles(database_url(args), args.job, args.cutoff, args.samples,
                                             args.occurrence, args.seed, length, args.output, args.members,
-                                            progress)
+                                            progress, args.similarity)
             text = shingles_summary(shingles, target)
         else:
             stored, target = run_cluster(database_url(args), args.job, params, args.group_by, args.output,

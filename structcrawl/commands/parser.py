@@ -177,8 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["uxclust", "shingles"],
         default="uxclust",
         help="uxclust (the default: inbound links, fingerprints) or shingles (Vertex, Gulhane et al.: a "
-        "min-hash signature of 8 values over each page's tag paths, pages sharing >= 6 of the 8 in one cluster; "
-        "--group-by and --similarity do not apply)",
+        "min-hash signature of 8 values over each page's tag paths but those on 99%% of the site's pages, pages "
+        "sharing >= 6 of the 8 in one cluster, clusters with alike fingerprints merged; --group-by does not apply)",
     )
     p.add_argument("--shingle", type=int, metavar="N",
                    help="with --method shingles: sorted tag paths per shingle (default 1: "

@@ -169,9 +169,11 @@ class CrawlStore:
         def hook(explorer):
             # as the spider does: the explorer's own member tag paths when it keeps them
             own.append(isinstance(getattr(explorer, "tag_paths", None), dict))
-            page_class = explorer.model.page_class
 
             def keep(sb: StoredBatch, _report) -> None:
+                # read at every step, as the spider does: a model step may replace the page -> class map
+                # (a reference taken once went stale, and the export chose other pages than the crawl)
+                page_class = explorer.model.page_class
                 titles.keep(sb.pages)
                 if not own[0]:
                     samples.keep(sb.pages, page_class)

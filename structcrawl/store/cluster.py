@@ -60,9 +60,16 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from structcrawl.analysis.fingerprint import fingerprint
-from structcrawl.analysis.shingles import MATCH, SHINGLE_PATHS, SIGNATURE_VALUES, ShingleClustering, cluster_sets
+from structcrawl.analysis.shingles import (
+    MATCH,
+    SHINGLE_PATHS,
+    SIGNATURE_VALUES,
+    SITE_SHARE,
+    ShingleClustering,
+    cluster_sets,
+)
 from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups, relative_cutoff
-from structcrawl.core.model import FINGERPRINT_OCCURRENCE
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE, FINGERPRINT_SIMILARITY
 from structcrawl.store import find_job
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
@@ -373,6 +380,7 @@ class StoredShingles:
     cutoff: int
     samples: int
     occurrence: float
+    similarity: float  #: fingerprint Jaccard at which clusters merge
     seed: int
     length: int  #: sorted tag paths per shingle
     pages: int  #: distinct pages (a URL fetched twice counts once, its first fetch)
@@ -404,7 +412,8 @@ def _pages(conn: Connection, job: int, with_urls: bool) -> tuple[np.ndarray, np.
 
 def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = None, samples: int = 10,
                           occurrence: float = FINGERPRINT_OCCURRENCE, seed: int = 0, members: bool = False,
-                          progress: Progress | None = None, length: int = SHINGLE_PATHS) -> StoredShingles:
+                          progress: Progress | None = None, length: int = SHINGLE_PATHS,
+                          similarity: float = FINGERPRINT_SIMILARITY) -> StoredShingles:
     """Vertex's shingle clustering (seed 003 §III-A) over job ``job`` of the store ``db``.
 
     SQL reads the pages (id, tag-path set) and the distinct tag-path sets; the
@@ -416,7 +425,9 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
     the pages — the paper's 20 pages on samples of 2,000–20,000 is 0.1–1 %).
     ``samples`` pages per cluster (by the rank UXClust samples by) give its
     sample URLs and fingerprint; ``members`` reads every page's URL; ``length``:
-    sorted tag paths per shingle.
+    sorted tag paths per shingle; ``occurrence`` and ``similarity``: the
+    fingerprints by which fragments of one template are merged
+    (:func:`structcrawl.analysis.shingles.merge_alike`).
     """
     progress = progress or NoProgress()
     url = normalize_db_url(db)
@@ -442,7 +453,7 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
             applied = relative_cutoff(len(page_ids)) if cutoff is None else cutoff
             result, set_cluster = cluster_sets([sets[t] for t in set_ids.tolist()],
                                                np.bincount(set_index, minlength=len(set_ids)), applied, seed,
-                                               length)
+                                               length, occurrence, similarity)
             page_cluster = set_cluster[set_index]
             seconds["cluster"] = time.perf_counter() - t0
 
@@ -483,8 +494,8 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
         raise StoreError(f"cannot read {redact(url)}: {str(exc.orig).strip().splitlines()[0]}") from None
     finally:
         engine.dispose()
-    return StoredShingles(info.name, info.seed_url, result, applied, samples, occurrence, seed, length, len(page_ids),
-                          len(set_ids), fingerprints, sample_urls, lists, seconds)
+    return StoredShingles(info.name, info.seed_url, result, applied, samples, occurrence, similarity, seed, length,
+                          len(page_ids), len(set_ids), fingerprints, sample_urls, lists, seconds)
 
 
 def shingles_document(stored: StoredShingles) -> tuple[dict[str, Any], list[Iterable[str]]]:
@@ -499,6 +510,7 @@ def shingles_document(stored: StoredShingles) -> tuple[dict[str, Any], list[Iter
             "size": c.size,
             "inbound": [],
             "signature": c.signature,
+            "masked_vectors": list(c.masked),
             "importance": c.importance,
             "fingerprint": sorted(stored.fingerprints[c.id]),
             "samples": stored.sample_urls[c.id],
@@ -517,8 +529,9 @@ def shingles_document(stored: StoredShingles) -> tuple[dict[str, Any], list[Iter
         "job": stored.job,
         "site": {"start_url": stored.start_url},
         "parameters": {"method": "shingles", "cutoff": stored.cutoff, "samples": stored.samples,
-                       "occurrence": stored.occurrence, "seed": stored.seed, "match": f"{MATCH}/{SIGNATURE_VALUES}",
-                       "shingle": stored.length},
+                       "occurrence": stored.occurrence, "similarity": stored.similarity, "seed": stored.seed,
+                       "match": f"{MATCH}/{SIGNATURE_VALUES}", "shingle": stored.length,
+                       "site_share": SITE_SHARE},
         "pages": r.pages,
         "groups": signatures,
         "groups_kept": clustered,
