@@ -95,3 +95,32 @@ def test_respelling_the_frontier_keeps_what_each_collection_learnt():
     assert frontier.record((0, "h3#a/a"), [2]) is False  # a batch out under the old key
     assert merged.leads_to == {2: 2}
     assert frontier.pop(lambda c: 2).urls == ("http://x/class1-members",)
+
+
+def test_a_crawl_keeps_one_class_for_pages_that_differ_only_by_their_headings():
+    # reference pages with a common heading, one of two optional ones and one of their
+    # own: the heading ids recur, yet the place keeps coining values — one template
+    from structcrawl.core.explorer import run_offline
+
+    words = [a + b for a in "bcdfghjk" for b in "aeiou"]
+    base = "http://s.test/"
+
+    def reference(i: int) -> str:
+        headings = ["description", "exports" if i % 2 else "callbacks", f"topic-{words[i]}"]
+        sections = "".join(f'<h3 id="{h}"><a href="/ref/{words[(i + 1) % 40]}.html">{h}</a></h3>'
+                           for h in headings)
+        return f'<html><body><div id="nav"><a href="/">home</a></div><div class="main">{sections}</div></body></html>'
+
+    index = "<html><body><ul>" + "".join(f'<li><a href="/ref/{w}.html">{w}</a></li>' for w in words) + \
+        "</ul></body></html>"
+
+    def fetch(url: str):
+        if url == base:
+            return url, index.encode()
+        name = url.rsplit("/", 1)[-1].removesuffix(".html")
+        return (url, reference(words.index(name)).encode()) if name in words else None
+
+    explorer = run_offline(fetch, base, stop="exhaust")
+    classes = {explorer.model.page_class[base + f"ref/{w}.html"] for w in words}
+    assert len(classes) == 1
+    assert not any("h3#" in k for k in explorer.model.speller.kept)
