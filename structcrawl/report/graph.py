@@ -15,9 +15,10 @@ What the graph shows:
   tooltip the link-collection paths with their counts.  Global menus link
   every class to every other: laying out every pair gives a hairball, so only
   the *backbone* — each class's busiest link out and busiest link in — is
-  drawn dark and carries the link counts, and only the busiest links in (a
-  tree: one parent per class) rank the layout: a ring of "next" links would
-  otherwise stretch into one rank per class.  The other arrows (class
+  drawn dark, and only the busiest links in (a tree: one parent per class)
+  rank the layout (a ring of "next" links would otherwise stretch into one
+  rank per class) and carry their link counts: dot keeps no room for the
+  label of an arrow out of the layout, and it landed on another label.  The other arrows (class
   ``faint``) do not move the layout (``constraint=false``) and the page shows
   them on demand.
 """
@@ -172,11 +173,14 @@ def graph_dot(document: Mapping[str, Any], names: Mapping[int, str]) -> str:
         if not faint:
             # the spaces widen the box Graphviz reserves (by Helvetica's metrics) for the browser's wider
             # fonts (DejaVu Sans digits are 14 % wider); SVG drops them when it draws the label
-            attrs.append(f'label=" {n:,} ", labeltooltip={_dot_string(title)}')
             if key not in tree and s != t:
+                # dot reserves no room for the label of an arrow that does not rank the
+                # layout, and it can land on another label: its count is in the tooltip
                 attrs.append("constraint=false")
-            elif minlen.get(key, 1) > 1:
-                attrs.append(f"minlen={minlen[key]}")
+            else:
+                attrs.append(f'label=" {n:,} ", labeltooltip={_dot_string(title)}')
+                if minlen.get(key, 1) > 1:
+                    attrs.append(f"minlen={minlen[key]}")
         else:
             attrs.append('constraint=false, color="#55555540"')
         lines.append(f"  {src} -> {dst} [{', '.join(attrs)}];")
