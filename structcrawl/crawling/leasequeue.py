@@ -32,6 +32,7 @@ in the queue key).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from scrapy import Request
@@ -50,14 +51,20 @@ if ARGV[4] ~= '' then redis.call('HDEL', KEYS[3], ARGV[4]) end
 return added
 """
 
-# KEYS: queue, this worker's lease hash.  ARGV: highest score taken.  Returns {lease id, request} or nil.
+# KEYS: queue, this worker's lease hash.  ARGV: highest score taken, the lease id of this pop (new for
+# every pop, the same when the client resends it).  Returns {lease id, request} or nil.
+# Idempotent: a Redis killed after running the script but before its reply reached the worker (append-only
+# file written, then the reply) makes the client retry it on the restarted server; the retry returns the
+# request the first run leased instead of leasing a second one that no one would fetch (the worker would
+# drop that lease at idle: a page lost).
 _POP_LEASED = """
+local again = redis.call('HGET', KEYS[2], ARGV[2])
+if again then return {ARGV[2], string.sub(again, string.find(again, ' ', 1, true) + 1)} end
 local top = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, 1)
 if #top == 0 then return false end
 redis.call('ZREM', KEYS[1], top[1])
-local id = redis.sha1hex(top[1])
-redis.call('HSET', KEYS[2], id, top[2] .. ' ' .. top[1])
-return {id, top[1]}
+redis.call('HSET', KEYS[2], ARGV[2], top[2] .. ' ' .. top[1])
+return {ARGV[2], top[1]}
 """
 
 # KEYS: queue, workers set.  ARGV: key prefix of leases and heartbeats ("<queue>:").
@@ -120,6 +127,7 @@ class LeasedPriorityQueue(PriorityQueue):
         self.prefix = f"{self.key}:"
         self.workers_key = f"{self.key}:workers"
         self.parked_key = f"{self.key}:parked"
+        self._lease_ids = itertools.count(1)  #: a worker's lease ids (its lease hash is its own)
         self._push_unseen = server.register_script(_PUSH_UNSEEN)
         self._pop_leased = server.register_script(_POP_LEASED)
         self._reclaim = server.register_script(_RECLAIM)
@@ -146,7 +154,7 @@ class LeasedPriorityQueue(PriorityQueue):
     def pop(self, timeout: int = 0, min_priority: int | None = None) -> Request | None:
         """The request of highest priority (at least ``min_priority``), leased to this worker."""
         most = "+inf" if min_priority is None else str(-min_priority)
-        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker)], args=[most])
+        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker)], args=[most, next(self._lease_ids)])
         if not found:
             return None
         lease, data = found
