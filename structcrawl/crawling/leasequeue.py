@@ -25,7 +25,8 @@ Keys (the queue key is scrapy-redis's ``SCHEDULER_QUEUE_KEY``):
 workers, ``<queue>:leases:<worker>`` hash lease id → ``"<score> <request>"``,
 ``<queue>:alive:<worker>`` the heartbeat, ``<queue>:parked`` the requests
 a worker put aside (hub pages while the hubs show nothing new, see
-:meth:`LeasedPriorityQueue.park`).  The scripts name keys built from
+:meth:`LeasedPriorityQueue.park`), ``<queue>:plan`` the stream of the pages
+the workers fetched (:mod:`structcrawl.crawling.sharedplan`).  The scripts name keys built from
 these (one Redis server or a single Redis Cluster slot via a ``{hash tag}``
 in the queue key).
 """
@@ -127,6 +128,7 @@ class LeasedPriorityQueue(PriorityQueue):
         self.prefix = f"{self.key}:"
         self.workers_key = f"{self.key}:workers"
         self.parked_key = f"{self.key}:parked"
+        self.plan_key = f"{self.key}:plan"  #: the workers' page reports (structcrawl.crawling.sharedplan)
         self._lease_ids = itertools.count(1)  #: a worker's lease ids (its lease hash is its own)
         self._push_unseen = server.register_script(_PUSH_UNSEEN)
         self._pop_leased = server.register_script(_POP_LEASED)
@@ -210,5 +212,6 @@ class LeasedPriorityQueue(PriorityQueue):
     def clear(self) -> None:
         """Everything of the queue: requests, leases, workers (a harvest started afresh)."""
         workers = [w.decode() if isinstance(w, bytes) else w for w in self.server.smembers(self.workers_key)]
-        self.server.delete(self.key, self.workers_key, self.parked_key, *(self.leases_key(w) for w in workers),
+        self.server.delete(self.key, self.workers_key, self.parked_key, self.plan_key,
+                           *(self.leases_key(w) for w in workers),
                            *(self.alive_key(w) for w in workers))

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
+    from structcrawl.crawling.sharedplan import PlanStream, Report
     from structcrawl.store.harvest import HarvestStore
     from structcrawl.store.workers import SharedHarvestStore
 
@@ -122,6 +123,9 @@ class HarvestSpider(scrapy.Spider):
         self.shared: SharedHarvestStore | None = None
         self.job_name = config.job  #: the Redis keys' part of a shared harvest (structcrawl.crawling.distributed)
         self.harvest_done = False  #: a shared harvest: nothing queued nor taken by any worker when this one idled
+        self.plan: PlanStream | None = None  #: a shared harvest: the pages of every worker (crawling.sharedplan)
+        self.elsewhere: set[str] = set()  #: a shared harvest: URLs another worker queued, not to queue again
+        self._queued: list[str] = []  #: a shared harvest: URLs this worker queued since its last page report
         db = settings.get("STRUCTCRAWL_DB")
         if settings.get("REDIS_URL"):
             from structcrawl.crawling.distributed import check_redis, worker_name
@@ -164,6 +168,12 @@ class HarvestSpider(scrapy.Spider):
 
     # -- handing out ------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.shared is not None:
+            from structcrawl.crawling.sharedplan import PlanStream
+
+            scheduler = self.crawler.engine.scheduler
+            self.plan = PlanStream(scheduler.server, scheduler.queue.plan_key, self.worker_name)
+            self._exchange()  # a worker joining late learns what the others did so far
         for request in self._requests():
             yield request
 
@@ -177,6 +187,9 @@ class HarvestSpider(scrapy.Spider):
             entry = self.harvest.pop(hubs=self.shared is not None or len(self.inflight) < self.hub_inflight)
             if entry is None:
                 return
+            if entry.url in self.elsewhere:  # fed another worker's page, the plan wants what it queued
+                self.elsewhere.discard(entry.url)
+                continue
             why = refusal(entry.url, self.max_url_length, self.traps)
             if why == "trap" and self.harvest.looks_like_target(entry.url):
                 # targets first makes a run of target pages that each link fresh pages of their
@@ -190,6 +203,8 @@ class HarvestSpider(scrapy.Spider):
             self.requested += 1
             if self.shared is None:
                 self.inflight[entry.url] = entry
+            else:
+                self._queued.append(entry.url)
             yield self._request(entry)
         if self.shared is not None and self.harvest.parked:
             # hub URLs the plan put aside while the hubs are quiet wait in Redis, where any worker's next
@@ -259,6 +274,8 @@ class HarvestSpider(scrapy.Spider):
             seq = self.store.page(final, cls, entry.key, entry.referer, entry.explore, outcome.kind, response.status,
                                   outcome.new, requested=entry.url)
         self._top_up()
+        if self.plan is not None:
+            self.plan.page(final, entry.key, cls, outcome.new, entry.explore, entry.url, self._take_queued())
         if outcome.kind != "target":
             return []
         item: dict[str, Any] = {
@@ -310,6 +327,8 @@ class HarvestSpider(scrapy.Spider):
         self.failures += 1
         self.crawler.stats.inc_value(f"harvest/failed/{why}")
         self.harvest.failed(entry, alias)
+        if self.plan is not None:
+            self.plan.failed(entry, alias, self._take_queued())
         if self.store is not None:
             self.store.page(entry.url, None, entry.key, entry.referer, entry.explore, "alias" if alias else "failed",
                             status, (), requested=entry.url)
@@ -352,9 +371,34 @@ class HarvestSpider(scrapy.Spider):
         return request.priority < 0 and self.harvest.hubs_quiet()
 
     def _ack(self, request: scrapy.Request) -> None:
-        """A shared harvest: the request's outcome is durable, the scheduler forgets its lease."""
+        """A shared harvest: the request's outcome is durable, the scheduler forgets its lease; the page goes
+        to the other workers' plans and theirs come to this one's."""
         if self.shared is not None:
+            self._exchange()
             self.crawler.engine.scheduler.ack(request)
+
+    def _take_queued(self) -> list[str]:
+        queued, self._queued = self._queued, []
+        return queued
+
+    def _exchange(self) -> None:
+        """Send this worker's page reports; feed the plan the other workers' pages (and queue what it wants
+        that they did not)."""
+        if self.plan is None:  # idle before the start requests ran
+            return
+        reports = self.plan.exchange()
+        for report in reports:
+            self._replay(report)
+        if reports:
+            self._top_up()
+
+    def _replay(self, report: Report) -> None:
+        if report.failed:
+            self.harvest.failed(report.entry(), report.alias)
+        else:
+            self.harvest.page(report.url, report.key, report.cls, report.collections, report.explore,
+                              report.requested)
+        self.elsewhere.update(report.queued)
 
     def _on_idle(self, spider: scrapy.Spider) -> None:
         if self.shared is not None:
@@ -379,6 +423,7 @@ class HarvestSpider(scrapy.Spider):
         if vanished:
             logger.warning("Lost %d requests (dropped silently by a Scrapy component)", vanished)
             self.crawler.stats.inc_value("harvest/failed/lost", vanished)
+        self._exchange()
         self._top_up()
         self.shared.heartbeat()
         queued, leased = scheduler.backlog()
