@@ -164,11 +164,12 @@ class LeasedPriorityQueue(PriorityQueue):
         request.meta[LEASE] = [self.worker, lease.decode() if isinstance(lease, bytes) else lease]
         return request
 
-    def ack(self, request: Request) -> None:
-        """The outcome of ``request`` is durable: forget its lease."""
+    def ack(self, request: Request, pipe: Any = None) -> None:
+        """The outcome of ``request`` is durable: forget its lease (in ``pipe``, a pipeline of the
+        server, if given)."""
         lease = request.meta.pop(LEASE, None)
         if lease is not None:
-            self.server.hdel(self.leases_key(lease[0]), lease[1])
+            (pipe if pipe is not None else self.server).hdel(self.leases_key(lease[0]), lease[1])
 
     def park(self, request: Request) -> None:
         """Put a leased request aside, out of the queue, until :meth:`unpark` (the harvest's quiet hubs,

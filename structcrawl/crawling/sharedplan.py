@@ -31,7 +31,7 @@ read once: each carries its worker's sequence number.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,14 +94,16 @@ class PlanStream:
         self.sent += 1
         self.outbox.append({"w": self.worker, "n": self.sent, **report})
 
-    def exchange(self) -> list[Report]:
+    def exchange(self, also: Callable[[Any], object] | None = None) -> list[Report]:
         """Send this worker's reports; the other workers' reports not read yet, in the stream's order
-        (one round trip)."""
+        (one round trip, with the commands ``also`` adds to its pipeline)."""
         with self.server.pipeline(transaction=False) as pipe:
+            if also is not None:
+                also(pipe)
             for report in self.outbox:
                 pipe.xadd(self.key, {FIELD: json.dumps(report, separators=(",", ":"))})
             pipe.xrange(self.key, min=self.last_id if self.last_id == "-" else f"({self.last_id}")
-            *_ids, entries = pipe.execute()
+            entries = pipe.execute()[-1]
         self.outbox = []
         reports = []
         for entry_id, fields in entries:
