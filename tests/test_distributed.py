@@ -222,6 +222,32 @@ def test_a_pop_whose_reply_was_lost_leases_one_request(job):
         relay.close()
 
 
+def test_plan_reports_reach_the_other_workers_once(job):
+    """What one worker made of a page reaches every other worker's plan once, in order; its own never comes
+    back, and a report sent twice (a pipeline resent after a lost reply) is read once."""
+    from structcrawl.crawling.sharedplan import PlanStream
+
+    server = redis.Redis.from_url(REDIS)
+    key = f"structcrawl:{job}:requests:plan"
+    a, b = PlanStream(server, key, "a"), PlanStream(server, key, "b")
+    book = (6, "html/body/ul/li/a")
+    a.page("http://a.test/book/1.html", book, 6, [("http://a.test/author/1", (6, "p/a"))], False,
+           "http://a.test/b/1", ["http://a.test/author/1"])
+    a.failed(Entry("http://a.test/book/2.html", book, "http://a.test/", True), False, [])
+    resent = list(a.outbox)
+    assert a.exchange() == []
+    a.outbox = resent
+    a.exchange()
+    assert server.xlen(key) == 4
+    page, failure = b.exchange()
+    assert (page.url, page.key, page.cls, page.requested) == ("http://a.test/book/1.html", book, 6,
+                                                              "http://a.test/b/1")
+    assert page.collections == {"p/a": ["http://a.test/author/1"]} and page.queued == ["http://a.test/author/1"]
+    assert failure.failed and failure.entry() == Entry("http://a.test/book/2.html", book, "http://a.test/", True)
+    assert b.exchange() == []
+    server.close()
+
+
 def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_path):  # noqa: F811
     """``structcrawl harvest --redis --workers 3``: every book in PostgreSQL once; the three workers together
     fetch what one harvest process fetches, give or take the exploration budget."""
