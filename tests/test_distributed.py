@@ -136,6 +136,16 @@ def test_json_serializer_round_trip_runs_no_code():
     # a pickle in the queue is refused, not loaded
     with pytest.raises(ValueError):
         redisjson.loads(pickle.dumps({"url": "x"}))
+    # the queue names the callbacks without Request.to_dict's search of the spider, to the same JSON
+    from structcrawl.crawling.leasequeue import LeasedPriorityQueue
+
+    server = redis.Redis.from_url(REDIS)
+    queue = LeasedPriorityQueue(server, spider, "unused", serializer=redisjson)
+    assert queue._encode_request(request) == data
+    other = request.replace(callback=lambda response: [])  # not a method of the spider: to_dict's error
+    with pytest.raises(ValueError):
+        queue._encode_request(other)
+    server.close()
 
 
 class ReplyCutter:
