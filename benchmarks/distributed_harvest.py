@@ -15,7 +15,8 @@
 3. The anchor: scrapy-redis's own ``RedisSpider`` (``benchmarks/redis_anchor.py``) with the same
    workers and settings, fed the very URLs the one-worker harvest requested, measured the same way.
 4. Redis memory per million queued harvest requests (this scheduler's JSON) and per million
-   dupefilter fingerprints, measured at ``--memory-urls`` in a private redis-server.
+   dupefilter fingerprints, measured at ``--memory-urls`` in a private redis-server; and of the
+   workers' plan stream per page fetched (``MEMORY USAGE`` after each run).
 
 Writes Markdown tables to stdout.  Nothing leaves 127.0.0.1.
 """
@@ -184,7 +185,7 @@ def memory_at(n: int) -> dict:
                 for i in range(start, min(n, start + chunk)):
                     url = f"http://shop.example.com/book/{i}.html"
                     referer = f"http://shop.example.com/category/c{i % 97}"
-                    request = scrapy.Request(url, callback=spider.parse_page, errback=spider.page_failed,
+                    request = scrapy.Request(url, callback=spider.parse_shared, errback=spider.page_failed,
                                              headers={"Referer": referer},
                                              meta={META_KEY: Entry(url, key, referer, False)})
                     pipe.zadd("q", {redisjson.dumps(request.to_dict(spider=spider)): 0})
@@ -227,6 +228,7 @@ def main() -> int:
     server = redis.Redis.from_url(REDIS_URL)
     run = uuid.uuid4().hex[:8]
     rows = []
+    plan_reports: list[tuple[int, int]] = []  #: (page reports, bytes) of each run's plan stream
     try:
         with tempfile.TemporaryDirectory() as tmp:
             model = Path(tmp) / "demo.model.json"
@@ -248,6 +250,8 @@ def main() -> int:
                 job = f"bench-{run}-{n}"
                 got = measure(harvest_cmds(model, books, n, job, db, args.concurrency), log, args.warmup,
                               args.window, project)
+                plan_key = f"structcrawl:{job}:requests:plan"
+                plan_reports.append((server.xlen(plan_key), server.memory_usage(plan_key) or 0))
                 drop_keys(server, f"structcrawl:{job}:")
                 if first_paths is None:
                     first_paths = got["paths"]
@@ -273,6 +277,9 @@ def main() -> int:
         speed = r["rate"] / one[name]
         versus = f"{r['rate'] / anchor[n]:.2f}" if n in anchor and not name.startswith("scrapy-redis") else "-"
         print(f"| {name} | {n} | {r['rate']:.1f} | {speed:.2f}× | {versus} | {r['server_cpu'] * 100:.0f} % |")
+    reports, size = map(sum, zip(*plan_reports))
+    print(f"\nPlan stream (crawling/sharedplan.py): {size / max(1, reports):.0f} bytes per page report "
+          f"({reports:,} reports), {size / max(1, reports) * 1_000_000 / 2**20:.0f} MiB per million pages fetched")
     if args.memory_urls:
         mem = memory_at(args.memory_urls)
         scale = 1_000_000 / mem["n"]

@@ -17,7 +17,9 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -33,16 +35,15 @@ from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import QUIET, SCRAPY, assert_one_error
 from structcrawl.analysis.harvestplan import Entry
 from structcrawl.crawling import redisjson
-from structcrawl.settings import STRUCTCRAWL_HARVEST_EXPLORE, STRUCTCRAWL_HARVEST_EXPLORE_MIN
+from structcrawl.settings import (
+    CONCURRENT_REQUESTS_PER_DOMAIN,
+    STRUCTCRAWL_HARVEST_EXPLORE,
+    STRUCTCRAWL_HARVEST_EXPLORE_MIN,
+)
 from test_harvest import class_of, demo, model, truth  # noqa: F401 - fixtures: the 900-page demo, its model
 
 DEADLINE = 240.0
 REDIS = "redis://127.0.0.1:6379/0"
-#: Pages three workers may fetch beyond one process's, besides their exploration budgets, as a share of the
-#: latter: each learns on its own which collections are dead and which URL shapes redirect (measured on this
-#: site: 757 and 784 pages against 589, 592 and 686 in runs of one process, which vary with the order pages
-#: arrive; a breadth-first crawl would fetch all ~900).
-LEARNING_OVERHEAD = 0.25
 #: A short heartbeat life: a killed worker's requests go back to the queue within seconds.
 FAST = ["-s", "STRUCTCRAWL_WORKER_TTL=2"]
 
@@ -139,6 +140,126 @@ def test_json_serializer_round_trip_runs_no_code():
     # a pickle in the queue is refused, not loaded
     with pytest.raises(ValueError):
         redisjson.loads(pickle.dumps({"url": "x"}))
+    # the queue names the callbacks without Request.to_dict's search of the spider, to the same JSON
+    from structcrawl.crawling.leasequeue import LeasedPriorityQueue
+
+    server = redis.Redis.from_url(REDIS)
+    queue = LeasedPriorityQueue(server, spider, "unused", serializer=redisjson)
+    assert queue._encode_request(request) == data
+    other = request.replace(callback=lambda response: [])  # not a method of the spider: to_dict's error
+    with pytest.raises(ValueError):
+        queue._encode_request(other)
+    server.close()
+
+
+class ReplyCutter:
+    """A TCP relay to the Redis at 127.0.0.1:6379 that, once :meth:`cut_next` is called, lets the next
+    command through and drops the connection instead of relaying its reply: what a worker sees when
+    Redis is killed after running a command (and writing it to its append-only file) but before
+    answering."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.listener.getsockname()[1]}/0"
+        self.armed = threading.Event()
+        self.cuts = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut_next(self) -> None:
+        self.armed.set()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _addr = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", 6379))
+            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, replies: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if replies and self.armed.is_set():
+                    self.armed.clear()
+                    self.cuts += 1
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            sock.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_pop_whose_reply_was_lost_leases_one_request(job):
+    """The client retries a command whose connection broke (a Redis restarting): a pop that ran but whose
+    reply never arrived, sent again, returns the request it leased; it does not lease a second one that
+    no worker would fetch."""
+    from scrapy.settings import Settings
+
+    from structcrawl.crawling.distributed import open_queue
+    from structcrawl.settings import STRUCTCRAWL_REDIS_SCHEDULER
+
+    class Owner(Spider):
+        name = "harvest"
+
+        def parse_page(self, response):
+            return []
+
+    spider = Owner()
+    spider.job_name = job
+    relay = ReplyCutter()
+    try:
+        settings = Settings({**STRUCTCRAWL_REDIS_SCHEDULER, "REDIS_URL": relay.url, "STRUCTCRAWL_REDIS_WAIT": 5})
+        queue, dupefilter = open_queue(settings, spider)
+        queue.worker = "w1"
+        queue.join(60)
+        assert queue.pop() is None  # the script is loaded: the cut reply below is the pop's
+        for n in (1, 2):
+            request = Request(f"http://a.test/book/{n}.html", callback=spider.parse_page, priority=-n)
+            assert queue.push_unseen(request, dupefilter.request_fingerprint(request), dupefilter.key)
+        relay.cut_next()
+        first = queue.pop()
+        assert relay.cuts == 1
+        assert first is not None and first.url == "http://a.test/book/1.html"
+        assert queue.backlog() == (1, 1)  # book 2 still queued; one lease, book 1's
+        queue.ack(first)
+        second = queue.pop()
+        assert second is not None and second.url == "http://a.test/book/2.html"
+        assert queue.backlog() == (0, 1)
+        queue.server.close()
+    finally:
+        relay.close()
+
+
+def test_plan_reports_reach_the_other_workers_once(job):
+    """What one worker made of a page reaches every other worker's plan once, in order; its own never comes
+    back, and a report sent twice (a pipeline resent after a lost reply) is read once."""
+    from structcrawl.crawling.sharedplan import PlanStream
+
+    server = redis.Redis.from_url(REDIS)
+    key = f"structcrawl:{job}:requests:plan"
+    a, b = PlanStream(server, key, "a"), PlanStream(server, key, "b")
+    book = (6, "html/body/ul/li/a")
+    a.page("http://a.test/book/1.html", book, 6, [("http://a.test/author/1", (6, "p/a"))], False,
+           "http://a.test/b/1", ["http://a.test/author/1"])
+    a.failed(Entry("http://a.test/book/2.html", book, "http://a.test/", True), False, [])
+    resent = list(a.outbox)
+    assert a.exchange() == []
+    a.outbox = resent
+    a.exchange()
+    assert server.xlen(key) == 4
+    page, failure = b.exchange()
+    assert (page.url, page.key, page.cls, page.requested) == ("http://a.test/book/1.html", book, 6,
+                                                              "http://a.test/b/1")
+    assert page.collections == {"p/a": ["http://a.test/author/1"]} and page.queued == ["http://a.test/author/1"]
+    assert failure.failed and failure.entry() == Entry("http://a.test/book/2.html", book, "http://a.test/", True)
+    assert b.exchange() == []
+    server.close()
 
 
 def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_path):  # noqa: F811
@@ -151,17 +272,23 @@ def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_pa
     assert one.returncode == 0, one.stderr[-3000:]
     alone = demo.log.gets(mark)
     mark = demo.log.mark()
+    # as many pages in flight as the one process (8 a domain): pages fetched in flight before a page shows
+    # that they are not needed (a dead collection, a redirecting URL shape) are not the plan's doing, and
+    # three workers at 8 each have three times as many (up to 45 pages more than one process, measured)
+    per_worker = -(-CONCURRENT_REQUESTS_PER_DOMAIN // 3)
     res = helpers.structcrawl("harvest", str(model), "--classes", str(books), "--db", pg_url, "--redis", REDIS,
-                              "--workers", "3", "--job", job, *QUIET, *FAST, timeout=DEADLINE)
+                              "--workers", "3", "--job", job, *QUIET, *FAST,
+                              "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={per_worker}", timeout=DEADLINE)
     assert res.returncode == 0, res.stderr[-3000:]
     together = demo.log.gets(mark)
     urls = stored(pg_url, job)
     assert sorted(urls) == sorted(truth(demo, "book"))  # every book, each once
     assert len(together) == len(set(together))  # no page fetched twice
-    # each worker plans on the pages it fetched: it probes unknown collections within its own exploration
-    # budget, and learns dead collections and redirecting URL shapes on its own
-    budget = 3 * (STRUCTCRAWL_HARVEST_EXPLORE_MIN + STRUCTCRAWL_HARVEST_EXPLORE * len(alone))
-    assert len(together) <= (1 + LEARNING_OVERHEAD) * len(alone) + budget, (len(together), len(alone), budget)
+    # the workers' plans are fed every worker's pages: together they fetch what one process fetches, give
+    # or take one exploration budget (the job's, not each worker's)
+    budget = STRUCTCRAWL_HARVEST_EXPLORE_MIN + STRUCTCRAWL_HARVEST_EXPLORE * len(alone)
+    print(f"one process fetched {len(alone)} pages, three workers {len(together)}, budget {budget:.0f}")
+    assert abs(len(together) - len(alone)) <= budget, (len(together), len(alone), budget)
     record = jobs_json(pg_url)[job]
     assert record["status"] == "finished"
     assert len(record["workers"]) == 3
@@ -248,8 +375,6 @@ def _pings(client: redis.Redis) -> bool:
         return False
 
 
-@pytest.mark.xfail(strict=False, reason="known bug, issue 15: in 1 of 5 runs (the full suite, loaded machine) one book "
-                                       "was missing after a Redis restart; passes alone")
 def test_redis_restarted_mid_harvest_workers_wait_and_go_on(demo, model, pg_url, job, private_redis,  # noqa: F811
                                                            tmp_path):
     url, restart = private_redis

@@ -127,7 +127,7 @@ def seed(spider_args: dict[str, Any], overrides: dict[str, Any]) -> tuple[str, i
         dupefilter.clear()
     seeded = 0
     for url in dict.fromkeys((config.model.start_url, *config.like)):
-        request = scrapy.Request(url, callback=spider.parse_page, errback=spider.page_failed,
+        request = scrapy.Request(url, callback=spider.parse_shared, errback=spider.page_failed,
                                  meta={META_KEY: Entry(url, None, None, False)}, priority=1)
         seeded += queue.push_unseen(request, dupefilter.request_fingerprint(request), dupefilter.key)
     return config.job, seeded

@@ -181,9 +181,10 @@ class LeasingScheduler(Scheduler):
         """Every parked request back in the queue."""
         return self.queue.unpark()
 
-    def ack(self, request: Request) -> None:
-        """The outcome of ``request`` is durable (its item stored, the URLs it showed queued)."""
-        self.queue.ack(request)
+    def ack(self, request: Request, pipe: Any = None) -> None:
+        """The outcome of ``request`` is durable (its item stored, the URLs it showed queued); ``pipe``: a
+        pipeline of the server to send the acknowledgement with."""
+        self.queue.ack(request, pipe)
 
     def backlog(self) -> tuple[int, int]:
         """(requests queued, requests leased by any worker)."""

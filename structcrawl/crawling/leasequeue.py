@@ -25,13 +25,15 @@ Keys (the queue key is scrapy-redis's ``SCHEDULER_QUEUE_KEY``):
 workers, ``<queue>:leases:<worker>`` hash lease id → ``"<score> <request>"``,
 ``<queue>:alive:<worker>`` the heartbeat, ``<queue>:parked`` the requests
 a worker put aside (hub pages while the hubs show nothing new, see
-:meth:`LeasedPriorityQueue.park`).  The scripts name keys built from
+:meth:`LeasedPriorityQueue.park`), ``<queue>:plan`` the stream of the pages
+the workers fetched (:mod:`structcrawl.crawling.sharedplan`).  The scripts name keys built from
 these (one Redis server or a single Redis Cluster slot via a ``{hash tag}``
 in the queue key).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from scrapy import Request
@@ -50,14 +52,20 @@ if ARGV[4] ~= '' then redis.call('HDEL', KEYS[3], ARGV[4]) end
 return added
 """
 
-# KEYS: queue, this worker's lease hash.  ARGV: highest score taken.  Returns {lease id, request} or nil.
+# KEYS: queue, this worker's lease hash.  ARGV: highest score taken, the lease id of this pop (new for
+# every pop, the same when the client resends it).  Returns {lease id, request} or nil.
+# Idempotent: a Redis killed after running the script but before its reply reached the worker (append-only
+# file written, then the reply) makes the client retry it on the restarted server; the retry returns the
+# request the first run leased instead of leasing a second one that no one would fetch (the worker would
+# drop that lease at idle: a page lost).
 _POP_LEASED = """
+local again = redis.call('HGET', KEYS[2], ARGV[2])
+if again then return {ARGV[2], string.sub(again, string.find(again, ' ', 1, true) + 1)} end
 local top = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, 1)
 if #top == 0 then return false end
 redis.call('ZREM', KEYS[1], top[1])
-local id = redis.sha1hex(top[1])
-redis.call('HSET', KEYS[2], id, top[2] .. ' ' .. top[1])
-return {id, top[1]}
+redis.call('HSET', KEYS[2], ARGV[2], top[2] .. ' ' .. top[1])
+return {ARGV[2], top[1]}
 """
 
 # KEYS: queue, workers set.  ARGV: key prefix of leases and heartbeats ("<queue>:").
@@ -120,12 +128,38 @@ class LeasedPriorityQueue(PriorityQueue):
         self.prefix = f"{self.key}:"
         self.workers_key = f"{self.key}:workers"
         self.parked_key = f"{self.key}:parked"
+        self.plan_key = f"{self.key}:plan"  #: the workers' page reports (structcrawl.crawling.sharedplan)
+        self._lease_ids = itertools.count(1)  #: a worker's lease ids (its lease hash is its own)
         self._push_unseen = server.register_script(_PUSH_UNSEEN)
         self._pop_leased = server.register_script(_POP_LEASED)
         self._reclaim = server.register_script(_RECLAIM)
         self._backlog = server.register_script(_BACKLOG)
         self._park = server.register_script(_PARK)
         self._unpark = server.register_script(_UNPARK)
+
+    def _encode_request(self, request: Request) -> str:
+        """scrapy-redis's encoding, ``Request.to_dict``, without its search of the spider for the names of
+        the callback and errback (``inspect.getmembers`` reads every attribute of the spider, properties
+        too: half the CPU of queuing a request) when both are methods of the spider under their own
+        names; anything else goes through ``to_dict``."""
+        names = [self._method_name(request.callback), self._method_name(request.errback)]
+        if "" in names:
+            return super()._encode_request(request)
+        obj = {"url": request.url, "callback": names[0], "errback": names[1], "headers": dict(request.headers)}
+        for attr in request.attributes:
+            obj.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:
+            obj["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return self.serializer.dumps(obj)
+
+    def _method_name(self, func: Any) -> str | None:
+        """The name of ``func`` on the spider (None for none; "" unless it is one of its methods by that name)."""
+        if func is None:
+            return None
+        name = getattr(func, "__name__", "")
+        if getattr(func, "__self__", None) is not self.spider:
+            return ""
+        return name if getattr(type(self.spider), name, None) is getattr(func, "__func__", None) else ""
 
     def leases_key(self, worker: str) -> str:
         return f"{self.prefix}leases:{worker}"
@@ -146,7 +180,7 @@ class LeasedPriorityQueue(PriorityQueue):
     def pop(self, timeout: int = 0, min_priority: int | None = None) -> Request | None:
         """The request of highest priority (at least ``min_priority``), leased to this worker."""
         most = "+inf" if min_priority is None else str(-min_priority)
-        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker)], args=[most])
+        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker)], args=[most, next(self._lease_ids)])
         if not found:
             return None
         lease, data = found
@@ -154,11 +188,12 @@ class LeasedPriorityQueue(PriorityQueue):
         request.meta[LEASE] = [self.worker, lease.decode() if isinstance(lease, bytes) else lease]
         return request
 
-    def ack(self, request: Request) -> None:
-        """The outcome of ``request`` is durable: forget its lease."""
+    def ack(self, request: Request, pipe: Any = None) -> None:
+        """The outcome of ``request`` is durable: forget its lease (in ``pipe``, a pipeline of the
+        server, if given)."""
         lease = request.meta.pop(LEASE, None)
         if lease is not None:
-            self.server.hdel(self.leases_key(lease[0]), lease[1])
+            (pipe if pipe is not None else self.server).hdel(self.leases_key(lease[0]), lease[1])
 
     def park(self, request: Request) -> None:
         """Put a leased request aside, out of the queue, until :meth:`unpark` (the harvest's quiet hubs,
@@ -202,5 +237,6 @@ class LeasedPriorityQueue(PriorityQueue):
     def clear(self) -> None:
         """Everything of the queue: requests, leases, workers (a harvest started afresh)."""
         workers = [w.decode() if isinstance(w, bytes) else w for w in self.server.smembers(self.workers_key)]
-        self.server.delete(self.key, self.workers_key, self.parked_key, *(self.leases_key(w) for w in workers),
+        self.server.delete(self.key, self.workers_key, self.parked_key, self.plan_key,
+                           *(self.leases_key(w) for w in workers),
                            *(self.alive_key(w) for w in workers))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -112,6 +113,7 @@ class SharedHarvestStore:
         self.pages = 0
         self.items = 0
         self._beat = time.monotonic()
+        self._counting = threading.Lock()  #: items are stored in threads of the worker (spiders/harvest.py)
 
     def _join(self, name: str, seed_url: str, parameters: dict[str, Any], fresh: bool) -> int:
         """The job's id: created if new, started over if ``fresh``; refused if it is another harvest."""
@@ -155,7 +157,8 @@ class SharedHarvestStore:
         raise StoreError(f"harvest job {name!r}: could not create or join it")
 
     def item(self, url: str, class_id: int | None, item: Mapping[str, Any]) -> bool:
-        """Store a target page's item; False if the job holds that page already (it is not emitted again)."""
+        """Store a target page's item; False if the job holds that page already (it is not emitted again).
+        Thread-safe: the engine's pool gives each thread its own connection."""
         with self.engine.begin() as conn:
             # not waiting for the WAL flush: a worker's death cannot undo a commit, only a crash of
             # PostgreSQL itself loses its last ~0.6 s (3 × wal_writer_delay); waiting costs ~10 ms an item
@@ -164,7 +167,8 @@ class SharedHarvestStore:
                 job_id=self.job_id, url=url, class_id=class_id, worker=self.worker, stored_at=utcnow(),
                 item=dict(item)).on_conflict_do_nothing().returning(harvest_items.c.url))
             stored = res.first() is not None
-            self.items += stored
+            with self._counting:
+                self.items += stored
             self._heartbeat(conn)
         return stored
 
