@@ -90,8 +90,7 @@ STRUCTCRAWL_COSTS = {}
 
 #: Stability rule: every 25 new pages the model of the previous check predicts
 #: their classes; stable after WINDOW checks in a row where at most EPSILON of
-#: the earlier pages moved and, pooled over the WINDOW checks, at most EPSILON of
-#: the new pages went elsewhere;
+#: the new pages went elsewhere and at most EPSILON of the earlier pages moved;
 #: not before MIN_PAGES pages are modelled.
 STRUCTCRAWL_STABILITY_WINDOW = ExplorerConfig.stability_window
 STRUCTCRAWL_STABILITY_EPSILON = ExplorerConfig.stability_epsilon

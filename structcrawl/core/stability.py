@@ -7,15 +7,10 @@ the model as it stands, before it is modelled (a prequential test); every
 ``check_pages`` new pages the explorer compares those predictions with the
 classes the model update (or, with ``recluster``, the re-clustering) put the
 pages in, and counts the earlier pages that changed class since the last
-check.  ``StabilityRule`` fires when ``window`` checks in a row moved at
-most ``epsilon`` of the older pages and together predicted all but
-``epsilon`` of their new pages, and no link collection is left untried at
-that moment.  The predictions are pooled over the window because one
-check of 25 pages allows a single miss: judged alone, a model right on
-96 % of the pages fails three checks in ten (erl_docgen over HTTP: such
-checks took the crawl to 54 % of the site, 21 % with the pooled rule).  A page moved by a later
-check is the model changing, and restarts the window at once.  Untried
-collections: a region the crawl never entered may hold a type no prediction
+check.  ``StabilityRule`` fires when ``window`` checks in a row
+predicted all but ``epsilon`` of their new pages and moved at most
+``epsilon`` of the older ones, and no link collection is left untried at
+that moment: a region the crawl never entered may hold a type no prediction
 could miss (commons-math3's "No usage of" stubs are reached only through one
 navigation link of the class pages; without this clause the crawl stopped at
 10 % and put them with the class pages).  An untried collection blocks the
@@ -49,9 +44,8 @@ class StabilityRule:
     """When the model is stable enough to stop.
 
     * ``observe(check)`` -> bool: record one check (the explorer makes one every
-      ``check_pages`` new pages); True once ``window`` checks in a row ``kept`` the
-      earlier pages and ``predicted`` the new ones together, and no collection is
-      left untried; ``reason`` then says why.
+      ``check_pages`` new pages); True once ``window`` checks in a row held
+      (``held``) and no collection is left untried; ``reason`` then says why.
     * ``quiet_checks``: checks in a row that held so far (the progress line).
     """
 
@@ -63,26 +57,15 @@ class StabilityRule:
         self.checks: list[Check] = []
         self.reason: str | None = None
 
-    def kept(self, check: Check) -> bool:
-        """The check moved at most ``epsilon`` of the earlier pages (and had new pages)."""
-        return check.new > 0 and check.moved <= self.epsilon * check.earlier
-
-    def predicted(self, checks: list[Check]) -> bool:
-        """The checks together predicted all but ``epsilon`` of their new pages."""
-        new = sum(c.new for c in checks)
-        return new - sum(c.predicted for c in checks) <= self.epsilon * new
+    def held(self, check: Check) -> bool:
+        """The model predicted the new pages and kept the earlier ones where they were."""
+        return (check.new > 0 and check.new - check.predicted <= self.epsilon * check.new
+                and check.moved <= self.epsilon * check.earlier)
 
     def observe(self, check: Check) -> bool:
         """Record one check; True (and ``reason`` set) once the model is stable."""
         self.checks.append(check)
-        # the run of checks that held: each kept the earlier pages in place, and the
-        # predictions pooled over its last ``window`` checks missed at most ``epsilon``
-        run = 0
-        while run < len(self.checks) and self.kept(self.checks[-run - 1]):
-            run += 1
-        while run and not self.predicted(self.checks[-min(run, self.window):]):
-            run -= 1
-        self.quiet_checks = run
+        self.quiet_checks = self.quiet_checks + 1 if self.held(check) else 0
         if self.quiet_checks < self.window or check.pages < self.min_pages or check.untried:
             return False
         recent = self.checks[-self.window:]
