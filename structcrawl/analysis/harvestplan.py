@@ -288,12 +288,12 @@ class Harvest:
             col = self.collections[key] = _Collection(decision)
         return col
 
-    def _bucket(self, key: Key | None, url: str) -> Bucket:
-        """Where a URL waits: SEEDS, the class it is predicted to be, or (LISTINGS, that class) for a
-        listing linked from a target page."""
+    def _bucket(self, key: Key | None, url: str, predicted: int | None = None) -> Bucket:
+        """Where a URL waits: SEEDS, the class it is predicted to be (``predicted``, when known already),
+        or (LISTINGS, that class) for a listing linked from a target page."""
         if key is None:
             return SEEDS
-        cls = self._predicted(key, url)
+        cls = self._predicted(key, url) if predicted is None else predicted
         return (LISTINGS, cls) if key[0] in self.targets and cls not in self.targets else cls
 
     def _order(self, bucket: Bucket) -> tuple[float, float, float]:
@@ -317,16 +317,16 @@ class Harvest:
     def waiting(self) -> int:
         return sum(len(q) for q in self.buckets.values())
 
-    def _push(self, url: str, key: Key | None, referer: str | None, explore: bool = False) -> None:
+    def _push(self, url: str, key: Key | None, referer: str | None, predicted: int | None = None) -> None:
         self.queued.add(url)
-        self.buckets.setdefault(self._bucket(key, url), deque()).append(Entry(url, key, referer, explore))
+        self.buckets.setdefault(self._bucket(key, url, predicted), deque()).append(Entry(url, key, referer, False))
 
-    def _wanted(self, key: Key, url: str) -> bool:
+    def _wanted(self, key: Key, url: str, predicted: int | None = None) -> bool:
         """A URL of a followed collection, unless its pattern says it is of a class the plan avoids, or it
         is a listing in a collection of a target page that leads to targets itself (commons-math3's
         navigation bar on a class page: the previous and next classes, and the frames version of the
         page, a listing of all classes — 1,476 of them fetched)."""
-        cls = self._predicted(key, url)
+        cls = self._predicted(key, url) if predicted is None else predicted
         if cls is None or key not in self.links:
             return True
         if key[0] in self.targets and cls not in self.targets and self._leads_to_targets(key):
@@ -384,9 +384,10 @@ class Harvest:
                 new.append((u, ckey))
                 if u in self.queued:
                     continue
-                if col.decision == FOLLOW and self._wanted(ckey, u):
-                    self._push(u, ckey, url)
-                    predicted = self._predicted(ckey, u)
+                # once per URL: matching every class's URL pattern and words is most of this loop's cost
+                predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
+                if col.decision == FOLLOW and self._wanted(ckey, u, predicted):
+                    self._push(u, ckey, url, predicted)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
                     # (a pager's page may list new targets even when this one listed none); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
