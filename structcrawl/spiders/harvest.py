@@ -269,6 +269,7 @@ class HarvestSpider(scrapy.Spider):
         self._top_up()
         if outcome.kind != "target":
             return []
+        cls = outcome.target
         item: dict[str, Any] = {
             "url": final,
             "class": cls,
@@ -374,6 +375,9 @@ class HarvestSpider(scrapy.Spider):
             del self.inflight[entry.url]
             self._failed(entry, "lost", None)
         self._top_up()
+        if not self.inflight and self._budget_left() and self.harvest.recheck():
+            # the plan ran dry: the skipped collections that lead toward the targets get probes again
+            self._top_up()
         if self.inflight:
             raise DontCloseSpider
         if not self._budget_left():
