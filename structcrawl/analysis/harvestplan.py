@@ -441,8 +441,9 @@ class Harvest:
         word a target class's sample URLs share (the most such words wins).  The model may put pages of two
         page types that look alike into one class (commons-math3: 412 class-use stubs, "No usage of …",
         with the package trees and constant values in a class whose URLs share nothing); the URL still
-        tells them apart (``…/class-use/X.html``)."""
-        words = set(url_words(url))
+        tells them apart (``…/class-use/X.html``).  The path's words only: a query may name another page
+        (Javadoc's frameset ``index.html?org/…/class-use/X.html``, 927 false class-use items with it)."""
+        words = set(url_words(url.split("?", 1)[0]))
         if cls is not None and self._word_score(cls, words):
             return None
         scores = {t: self._word_score(t, words) for t in self.targets}
