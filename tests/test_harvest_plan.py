@@ -211,5 +211,6 @@ def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
     assert h.page(H + "/item/7", (1, ITEMS), 3, {}).target == 2
     assert h.page(H + "/help/contact", (1, ITEMS), 3, {}).kind != "target"
     assert h.page(H + "/frames?item/8", (1, ITEMS), 3, {}).kind != "target"  # a query names another page
+    assert h.page(H + "/item/7/src", (1, ITEMS), 3, {}).kind != "target"  # the item pattern does not match
     assert h.page(H + "/list/item/3", (1, PAGER), 1, {}).kind != "target"  # class 1's URLs say list
     assert h.harvested == 1 and h.summary()[2]["harvested"] == 1

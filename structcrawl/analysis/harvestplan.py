@@ -442,13 +442,21 @@ class Harvest:
         page types that look alike into one class (commons-math3: 412 class-use stubs, "No usage of …",
         with the package trees and constant values in a class whose URLs share nothing); the URL still
         tells them apart (``…/class-use/X.html``).  The path's words only: a query may name another page
-        (Javadoc's frameset ``index.html?org/…/class-use/X.html``, 927 false class-use items with it)."""
-        words = set(url_words(url.split("?", 1)[0]))
+        (Javadoc's frameset ``index.html?org/…/class-use/X.html``, 927 false class-use items with it).
+        And the target's URL pattern must match, more specifically than ``cls``'s if that matches too: one
+        word is weak evidence (ghc: ``libraries``, which the module pages' URLs share, made 1,311 source
+        pages ``…/libraries/P/src/M.html`` module items; the source class's pattern matches them, the
+        module class's does not)."""
+        path = url.split("?", 1)[0]
+        words = set(url_words(path))
         if cls is not None and self._word_score(cls, words):
             return None
         scores = {t: self._word_score(t, words) for t in self.targets}
         best = max(scores, key=lambda t: (scores[t], -t), default=None)
-        return best if best is not None and scores[best] else None
+        if best is None or not scores[best]:
+            return None
+        candidates = {c: self.patterns[c] for c in (best, cls) if c is not None and c in self.patterns}
+        return best if self._pattern_class(_site_path(path), candidates) == best else None
 
     def _alias(self, url: str) -> bool:
         """Is ``url`` of a shape whose URLs mostly redirected (``/b/7`` -> ``/book/7.html``)?"""
