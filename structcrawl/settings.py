@@ -157,8 +157,9 @@ STRUCTCRAWL_DB_MAX_BACKLOG = 1000
 STRUCTCRAWL_DB_RETRIES = 5
 
 #: Focused harvest (``scrapy crawl harvest``, ``structcrawl harvest``): pages fetched to explore link
-#: collections the model never saw, or pages that fit no class — at most EXPLORE_MIN pages plus this
-#: share of the pages fetched (structcrawl.analysis.harvestplan).
+#: collections the model never saw, or pages that fit no class, and to re-check skipped collections once
+#: nothing is left to fetch — at most EXPLORE_MIN pages plus this share of the pages fetched
+#: (structcrawl.analysis.harvestplan).
 STRUCTCRAWL_HARVEST_EXPLORE = 0.05
 STRUCTCRAWL_HARVEST_EXPLORE_MIN = 10
 #: Put the page body (text) into each harvested item.

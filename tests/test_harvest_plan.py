@@ -177,3 +177,40 @@ def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():
     drain(h)
     h.page(H + "/", None, 0, {MENU: [H + "/lib/debugger-5/doc/chapter.html"]})
     assert h.buckets and list(h.buckets) == [4]  # predicted a chapter: a target
+
+
+def test_when_the_plan_runs_dry_a_skipped_collection_is_rechecked_and_followed_when_it_pays():
+    reviews = [H + f"/review/{i}" for i in range(1, 4)]
+    for budget, expected in ((0, 0), (20, 1)):  # re-checks spend the exploration budget, nothing more
+        h = harvest(minimum=budget)
+        h.seed(H + "/")
+        drain(h)
+        h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+        drain(h)
+        h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+        drain(h)
+        h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+        assert drain(h) == []  # reviews are farther from the items than an item
+        assert h.recheck() == expected
+    probes = drain(h)
+    assert sorted(probes) == reviews
+    # a review links an item no other page linked: the collection pays, and is followed from now on
+    h.page(probes[0], (2, REVIEWS), 3, {BACK: [H + "/item/1", H + "/item/9"]}, explore=True)
+    assert h.collections[(2, REVIEWS)].decision == "follow"
+    assert drain(h) == [H + "/item/9"]
+    assert h.recheck() == 0  # each collection once
+
+
+def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
+    doc = document()
+    samples = {0: ["/"], 1: ["/list/1", "/list/2"], 2: ["/item/1", "/item/2"], 3: ["/about", "/help/faq"]}
+    for c in doc["classes"]:
+        c["samples"] = [H + s for s in samples[c["id"]]]
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    # the model put an item page into class 3, whose sample URLs share no word: the URL says item
+    assert h.page(H + "/item/7", (1, ITEMS), 3, {}).target == 2
+    assert h.page(H + "/help/contact", (1, ITEMS), 3, {}).kind != "target"
+    assert h.page(H + "/frames?item/8", (1, ITEMS), 3, {}).kind != "target"  # a query names another page
+    assert h.page(H + "/item/7/src", (1, ITEMS), 3, {}).kind != "target"  # the item pattern does not match
+    assert h.page(H + "/list/item/3", (1, PAGER), 1, {}).kind != "target"  # class 1's URLs say list
+    assert h.harvested == 1 and h.summary()[2]["harvested"] == 1

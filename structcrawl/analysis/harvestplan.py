@@ -66,6 +66,7 @@ reported, so replaying a stored harvest rebuilds the same state (resume).
 from __future__ import annotations
 
 import math
+import zlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,11 @@ from structcrawl.core.traps import url_shape
 #: URLs of a collection nobody has followed yet that are fetched to learn where it leads
 #: (the structure frontier's probe size, docs/design.md item 4).
 PROBE_PAGES = 5
+#: URLs of a skipped collection probed again once the plan ran dry, those fewest collections link first:
+#: with a fifth of them leading somewhere new (geos: 14 of the 71 source listings that only their
+#: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
+#: 10 with 11 % (and did, on geos's class-member pages).
+RECHECK_PAGES = 20
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
 #: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
@@ -98,6 +104,7 @@ FAR = math.inf
 Key = tuple[int | None, str]  #: (class of the page holding the links, spelled collection path)
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
+RECHECK = "recheck"  #: a skipped collection probed again once the plan ran dry
 SEEDS = "seeds"  #: the bucket of start URLs
 LISTINGS = "listings"  #: (LISTINGS, class): the bucket of a class's URLs linked from target pages
 Bucket = int | None | str | tuple[str, int | None]
@@ -145,6 +152,10 @@ class _Collection:
     useful: int = 0  #: useful pages
     held: list[tuple[str, str]] = field(default_factory=list)  #: (url, referer) not queued (skipped, or waiting)
     probes: int = 0  #: URLs handed out to explore it
+    rechecked: bool = False  #: probed again after the plan ran dry (once)
+    rechecks: int = 0  #: its pages fetched while re-checked
+    before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
+    widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
 
 @dataclass
@@ -154,6 +165,7 @@ class PageOutcome:
     kind: str  #: "target", "hub" (a followed class nearer than FAR), "other" (a class the plan avoids), "none"
     useful: bool
     new: list[tuple[str, Key]]  #: (url, key) sightings not recorded before (for the store)
+    target: int | None = None  #: the target class of a target page (its URL's, when its structure's is a mixture)
 
 
 class Harvest:
@@ -193,11 +205,13 @@ class Harvest:
         self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
+        self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
         self.fetched = 0
         self.explored = 0  #: pages fetched to explore a collection
         self.probes_out = 0  #: URLs handed out to explore a collection (this run)
         self.harvested = 0
+        self.harvested_of: Counter = Counter()  #: target class -> pages harvested
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
         self.quiet_of: Counter = Counter()  #: the same per class
@@ -288,12 +302,12 @@ class Harvest:
             col = self.collections[key] = _Collection(decision)
         return col
 
-    def _bucket(self, key: Key | None, url: str) -> Bucket:
-        """Where a URL waits: SEEDS, the class it is predicted to be, or (LISTINGS, that class) for a
-        listing linked from a target page."""
+    def _bucket(self, key: Key | None, url: str, predicted: int | None = None) -> Bucket:
+        """Where a URL waits: SEEDS, the class it is predicted to be (``predicted``, when known already),
+        or (LISTINGS, that class) for a listing linked from a target page."""
         if key is None:
             return SEEDS
-        cls = self._predicted(key, url)
+        cls = self._predicted(key, url) if predicted is None else predicted
         return (LISTINGS, cls) if key[0] in self.targets and cls not in self.targets else cls
 
     def _order(self, bucket: Bucket) -> tuple[float, float, float]:
@@ -317,17 +331,19 @@ class Harvest:
     def waiting(self) -> int:
         return sum(len(q) for q in self.buckets.values())
 
-    def _push(self, url: str, key: Key | None, referer: str | None, explore: bool = False) -> None:
+    def _push(self, url: str, key: Key | None, referer: str | None, predicted: int | None = None) -> None:
         self.queued.add(url)
-        self.buckets.setdefault(self._bucket(key, url), deque()).append(Entry(url, key, referer, explore))
+        self.buckets.setdefault(self._bucket(key, url, predicted), deque()).append(Entry(url, key, referer, False))
 
-    def _wanted(self, key: Key, url: str) -> bool:
+    def _wanted(self, key: Key, url: str, predicted: int | None = None) -> bool:
         """A URL of a followed collection, unless its pattern says it is of a class the plan avoids, or it
         is a listing in a collection of a target page that leads to targets itself (commons-math3's
         navigation bar on a class page: the previous and next classes, and the frames version of the
         page, a listing of all classes — 1,476 of them fetched)."""
-        cls = self._predicted(key, url)
+        cls = self._predicted(key, url) if predicted is None else predicted
         if cls is None or key not in self.links:
+            return True
+        if self.collections[key].widened:
             return True
         if key[0] in self.targets and cls not in self.targets and self._leads_to_targets(key):
             return False
@@ -359,9 +375,11 @@ class Harvest:
         self.done.add(url)
         if explore:
             self.explored += 1
-        if cls in self.targets:
+        target = cls if cls in self.targets else self.target_by_url(url, cls)
+        if target is not None:
             kind = "target"
             self.harvested += 1
+            self.harvested_of[target] += 1
         elif cls is None:
             kind = "none"
         elif self.dist.get(cls, FAR) < FAR:
@@ -381,12 +399,14 @@ class Harvest:
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
+                self.sightings[u] += 1
                 new.append((u, ckey))
                 if u in self.queued:
                     continue
-                if col.decision == FOLLOW and self._wanted(ckey, u):
-                    self._push(u, ckey, url)
-                    predicted = self._predicted(ckey, u)
+                # once per URL: matching every class's URL pattern and words is most of this loop's cost
+                predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
+                if col.decision == FOLLOW and self._wanted(ckey, u, predicted):
+                    self._push(u, ckey, url, predicted)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
                     # (a pager's page may list new targets even when this one listed none); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
@@ -411,8 +431,32 @@ class Harvest:
             # a listing linked from a target page is there for the targets it shows that no other page
             # showed: the next page of its own kind does not keep it alive (commons-math3: every class
             # page links its class-use page, which links more class-use pages)
-            self._learn(key, cls, pays if key[0] in self.targets else useful, explore)
-        return PageOutcome(kind, useful, new)
+            judged = pays if key[0] in self.targets or self._collection(key).widened else useful
+            self._learn(key, cls, judged, explore, pays)
+        return PageOutcome(kind, useful, new, target)
+
+    def target_by_url(self, url: str, cls: int | None) -> int | None:
+        """The target class a page of class ``cls`` (None: no class) is by its URL, when its structure's class
+        says nothing by URL: ``cls``'s sample URLs share no word the URL has all of, and the URL has every
+        word a target class's sample URLs share (the most such words wins).  The model may put pages of two
+        page types that look alike into one class (commons-math3: 412 class-use stubs, "No usage of …",
+        with the package trees and constant values in a class whose URLs share nothing); the URL still
+        tells them apart (``…/class-use/X.html``).  The path's words only: a query may name another page
+        (Javadoc's frameset ``index.html?org/…/class-use/X.html``, 927 false class-use items with it).
+        And the target's URL pattern must match, more specifically than ``cls``'s if that matches too: one
+        word is weak evidence (ghc: ``libraries``, which the module pages' URLs share, made 1,311 source
+        pages ``…/libraries/P/src/M.html`` module items; the source class's pattern matches them, the
+        module class's does not)."""
+        path = url.split("?", 1)[0]
+        words = set(url_words(path))
+        if cls is not None and self._word_score(cls, words):
+            return None
+        scores = {t: self._word_score(t, words) for t in self.targets}
+        best = max(scores, key=lambda t: (scores[t], -t), default=None)
+        if best is None or not scores[best]:
+            return None
+        candidates = {c: self.patterns[c] for c in (best, cls) if c is not None and c in self.patterns}
+        return best if self._pattern_class(_site_path(path), candidates) == best else None
 
     def _alias(self, url: str) -> bool:
         """Is ``url`` of a shape whose URLs mostly redirected (``/b/7`` -> ``/book/7.html``)?"""
@@ -434,15 +478,25 @@ class Harvest:
         requests in Redis then: the per-class count of ``quiet_hub`` is one worker's alone."""
         return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
 
-    def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool) -> None:
+    def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
         col.fetched += 1
-        if explore:  # also when a stored harvest is replayed: its probes are not handed out again
+        if col.decision == RECHECK:
+            col.rechecks += 1
+        elif explore:  # also when a stored harvest is replayed: its probes are not handed out again
             col.probes = max(col.probes, col.fetched)
         col.outcomes[cls] += 1
         col.useless_run = 0 if useful else col.useless_run + 1
         col.useful += useful
-        if col.decision == EXPLORE and self._leads(key[0], cls):
+        if col.decision == RECHECK and pays:
+            col.decision = FOLLOW
+            col.widened = True
+            self._release(key, col)
+        elif col.decision == RECHECK and col.rechecks >= RECHECK_PAGES:
+            col.decision = col.before_recheck
+            if col.decision == FOLLOW:  # what it showed meanwhile waited
+                self._release(key, col)
+        elif col.decision == EXPLORE and self._leads(key[0], cls):
             col.decision = FOLLOW
             self._release(key, col)
         elif col.decision == EXPLORE and col.fetched >= PROBE_PAGES:
@@ -467,6 +521,8 @@ class Harvest:
 
     def _release(self, key: Key, col: _Collection) -> None:
         held, col.held = col.held, []
+        if col.widened:
+            held = self._novel_first(held)
         for u, referer in held:
             if u not in self.queued and self._wanted(key, u):
                 self._push(u, key, referer)
@@ -505,13 +561,25 @@ class Harvest:
             return entry
         return None
 
+    def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
+        where the harvest has not been more likely than one other pages link too — geos's source listings
+        of classes no page fetched links are listed by their directory page alone.  Among as many, in an
+        order fixed by the URL's checksum, so that probes sample the whole collection rather than its
+        head (the first directories of geos list the source files that hold no class)."""
+        return sorted(held, key=lambda h: (self.sightings[h[0]], zlib.crc32(h[0].encode("utf-8", "replace"))))
+
     def _probe(self) -> Entry | None:
-        """An URL of a collection being explored, when the budget allows."""
+        """An URL of a collection being explored, when the budget allows (a re-checked one: its URLs that
+        fewest collections link first)."""
         if not self._exploring or self.explore_budget() <= 0:
             return None
         for key in list(self._exploring):
             col = self.collections[key]
-            while col.decision == EXPLORE and col.held and col.probes < PROBE_PAGES:
+            if col.decision == RECHECK and col.probes == 0:
+                col.held = self._novel_first(col.held)
+            limit = RECHECK_PAGES if col.decision == RECHECK else PROBE_PAGES
+            while col.decision in (EXPLORE, RECHECK) and col.held and col.probes < limit:
                 u, referer = col.held.pop(0)
                 if u in self.queued or u in self.done:
                     continue
@@ -521,6 +589,35 @@ class Harvest:
                 return Entry(u, key, referer, True)
             del self._exploring[key]
         return None
+
+    def recheck(self) -> int:
+        """The plan ran dry (nothing waiting, nothing in flight): probe again, within the exploration
+        budget, the skipped collections that lead to a class from which targets are reachable, nearest
+        first; one whose probe shows a new target or a new URL nearer the targets is followed to any
+        such class, farther ones too.  Targets linked only from pages of a class farther than the page
+        linking them (geos: ~30 class pages linked only from source listings reached through directory
+        pages, which only source listings link; qtbase: classes linked only from obsolete-members
+        pages) are reached no other way.  Each collection is re-checked once.  The number of
+        collections opened (0: nothing left to try)."""
+        if self.explore_budget() <= 0:
+            return 0
+        ranked: dict[str, list] = {SKIP: [], FOLLOW: []}
+        for key, col in self.collections.items():
+            if col.decision not in ranked or col.rechecked or not any(u not in self.queued for u, _r in col.held):
+                continue
+            seen = self.links.get(key, Counter()) + col.outcomes
+            nearest = min((self.dist.get(c, FAR) for c in seen if c is not None), default=FAR)
+            novel = sum(1 for u, _r in col.held if self.sightings[u] <= 1 and u not in self.queued)
+            ranked[col.decision].append((nearest, -novel, key))
+        # skipped collections first; the URLs a followed collection held back (predicted of a class
+        # farther away: ghc's user guide, which alone links one library's modules) once none is left
+        chosen = ranked[SKIP] or ranked[FOLLOW]
+        for *_rank, key in sorted(chosen, key=lambda r: r[:2]):
+            col = self.collections[key]
+            col.before_recheck = col.decision
+            col.decision, col.rechecked, col.probes = RECHECK, True, 0
+            self._exploring[key] = None
+        return len(chosen)
 
     def priority(self, entry: Entry) -> int:
         """:meth:`pop`'s order as a Scrapy request priority (higher first), for a queue shared by several
@@ -570,8 +667,8 @@ class Harvest:
             role = "target" if cls in self.targets else "hub" if cls in self.hubs() else "other"
             row: dict[str, Any] = {"class": cls, "role": role, "fetched": self.pages_of[cls]}
             if role == "target":
-                row["harvested"] = self.pages_of[cls]
-                row["estimated"] = self.pages_of[cls] + round(sum(self._share(key, {cls}) for key in waiting))
+                row["harvested"] = self.harvested_of[cls]
+                row["estimated"] = self.harvested_of[cls] + round(sum(self._share(key, {cls}) for key in waiting))
             rows.append(row)
         return rows
 

@@ -35,6 +35,7 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest
 from scrapy.http import Response
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 
 from structcrawl.analysis.classify import Classifier
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 META_KEY = "structcrawl_harvest"
+#: Items a harvested page gives: its own, or none.
+ITEMS_PER_PAGE = 1
 
 
 class HarvestSpider(scrapy.Spider):
@@ -81,12 +84,14 @@ class HarvestSpider(scrapy.Spider):
         from structcrawl.crawling.extensions import HarvestLogStats, install_defaults
 
         install_defaults(settings, HarvestLogStats)
+        if settings.getpriority("CONCURRENT_ITEMS") <= SETTINGS_PRIORITIES["default"]:
+            # a page gives one item at most: Scrapy starts CONCURRENT_ITEMS item workers (asyncio tasks)
+            # for every callback's output, 100 by default — 2.7 ms of the harvest's ~28 ms of CPU a page
+            # on geos source listings, for nothing (spider priority: `scrapy crawl` reapplies the defaults)
+            settings.set("CONCURRENT_ITEMS", ITEMS_PER_PAGE, priority="spider")
         if settings.get("REDIS_URL"):  # a worker of a harvest shared on Redis: scrapy-redis's components
             for name, value in settings.getdict("STRUCTCRAWL_REDIS_SCHEDULER").items():
                 settings.set(name, value, priority="spider")
-            # a page gives one item at most, and Scrapy starts CONCURRENT_ITEMS asyncio tasks for the output
-            # of every callback (100 by default: ~7 % of a worker's CPU in a profile of the 3,000-page demo)
-            settings.set("CONCURRENT_ITEMS", 1, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HarvestSpider:
@@ -293,6 +298,7 @@ class HarvestSpider(scrapy.Spider):
             self.plan.page(final, entry.key, cls, outcome.new, entry.explore, entry.url, self._take_queued())
         if outcome.kind != "target":
             return []
+        cls = outcome.target
         item: dict[str, Any] = {
             "url": final,
             "class": cls,
@@ -424,6 +430,9 @@ class HarvestSpider(scrapy.Spider):
             del self.inflight[entry.url]
             self._failed(entry, "lost", None)
         self._top_up()
+        if not self.inflight and self._budget_left() and self.harvest.recheck():
+            # the plan ran dry: the skipped collections that lead toward the targets get probes again
+            self._top_up()
         if self.inflight:
             raise DontCloseSpider
         if not self._budget_left():
