@@ -459,7 +459,7 @@ def test_request_priorities_order_the_shared_queue_as_one_process_pops():
     first and, within a distance, the class whose pages show more new URLs nearer first, then the listings
     linked from target pages.  Redis orders a shared queue by priority alone (ties by chance): with one level
     for every hub of a distance, three workers fetched the demo's author pages (linked from the category pages)
-    level with the categories' next pages and up to 65 pages more than one process."""
+    level with the categories' next pages and up to 64 pages more than one process."""
     h = "http://shop.test"
     menu, pager, items, by, works, byline = "nav/a", "pager/a", "items/a", "by/a", "works/a", "p/a"
     # home 0 -> list 1 -> item 2 (the targets); a list page links the authors 4 of its items, an author its

@@ -530,7 +530,7 @@ class Harvest:
         is queued.  (Without the ranks, the demo's author pages, linked from the category pages, waited
         in Redis level with the categories' next pages and were fetched first by chance: they showed
         books the categories had not shown yet, kept their collection alive, and three workers fetched
-        up to 65 author pages more than one process.)"""
+        up to 64 author pages more than one process.)"""
         if entry.key is None or entry.explore:
             return 1
         bucket = self._bucket(entry.key, entry.url)
