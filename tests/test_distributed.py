@@ -33,7 +33,7 @@ from scrapy.utils.request import request_from_dict
 import helpers
 from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import QUIET, SCRAPY, assert_one_error
-from structcrawl.analysis.harvestplan import Entry
+from structcrawl.analysis.harvestplan import Entry, Harvest
 from structcrawl.crawling import redisjson
 from structcrawl.settings import (
     CONCURRENT_REQUESTS_PER_DOMAIN,
@@ -452,3 +452,44 @@ def test_docker_compose_harvesters_scale_on_one_queue(demo, model, pg_url, job, 
     assert [r.returncode for r in replicas] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
     urls = stored(pg_url, job)
     assert len(urls) == len(set(urls)) and set(urls) == truth(demo, "book")
+
+
+def test_request_priorities_order_the_shared_queue_as_one_process_pops():
+    """``Harvest.priority`` sorts the URLs waiting as ``Harvest.pop`` hands them out: targets, then hubs nearer
+    first and, within a distance, the class whose pages show more new URLs nearer first, then the listings
+    linked from target pages.  Redis orders a shared queue by priority alone (ties by chance): with one level
+    for every hub of a distance, three workers fetched the demo's author pages (linked from the category pages)
+    level with the categories' next pages and up to 64 pages more than one process."""
+    h = "http://shop.test"
+    menu, pager, items, by, works, byline = "nav/a", "pager/a", "items/a", "by/a", "works/a", "p/a"
+    # home 0 -> list 1 -> item 2 (the targets); a list page links the authors 4 of its items, an author its
+    # items (fewer than a list page: the list goes first), an item its author (a listing of items)
+    links = [(0, menu, 1, 3), (1, pager, 1, 10), (1, items, 2, 200), (1, by, 4, 40), (4, works, 2, 60),
+             (2, byline, 4, 40)]
+    sizes = {0: 1, 1: 5, 2: 40, 4: 20}
+    patterns = {0: "^/$", 1: r"^/list/\d+$", 2: r"^/item/\d+$", 4: r"^/author/\d+$"}
+    plan = Harvest({"classes": [{"id": c, "size": n, "url_pattern": patterns[c]} for c, n in sizes.items()],
+                    "class_links": [{"source": s, "path": p, "target": t, "count": n} for s, p, t, n in links]},
+                   [2], explore_share=0.0, explore_min=0)
+    plan.seed(h + "/")
+    priorities = {}
+
+    def take() -> list[str]:
+        urls = []
+        while (entry := plan.pop()) is not None:
+            priorities[entry.url] = plan.priority(entry)
+            urls.append(entry.url)
+        return urls
+
+    take()
+    plan.page(h + "/", None, 0, {menu: [h + "/list/1"]})
+    take()
+    plan.page(h + "/list/1", (0, menu), 1, {pager: [h + "/list/2"], items: [h + "/item/1"], by: [h + "/author/1"]})
+    plan.page(h + "/item/1", (1, items), 2, {byline: [h + "/author/2"]})
+    item = plan.buckets[2][0]  # queued by the list page, not taken yet: the listing's page was fed first
+    assert plan.priority(item) == 0  # a target: taken also while hubs wait (min_priority), never parked
+    popped = take()
+    assert popped == [h + "/list/2", h + "/author/1", h + "/author/2"]  # the one-process order (item/1: fetched)
+    assert sorted(popped, key=lambda u: -priorities[u]) == popped  # the shared queue's: the same
+    assert len({priorities[u] for u in popped}) == 3  # no tie left to Redis
+    assert all(priorities[u] < 0 for u in popped)  # hubs: parked while quiet, not taken while busy

@@ -17,10 +17,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import create_looping_call
 
+from structcrawl.crawling.robots import SharedRobotsTxtMiddleware
 from structcrawl.settings import STRUCTCRAWL_DEFAULTS
 
 if TYPE_CHECKING:
@@ -33,16 +35,23 @@ logger = logging.getLogger(__name__)
 
 
 def install_defaults(settings: BaseSettings, progress_extension: type) -> None:
-    """A spider's ``update_settings``: every ``STRUCTCRAWL_*`` default and its progress
-    extension, also in a Scrapy project whose settings know nothing of structcrawl."""
+    """A spider's ``update_settings``: every ``STRUCTCRAWL_*`` default, its progress extension and
+    the robots.txt middleware that checks every request (:mod:`structcrawl.crawling.robots`), also
+    in a Scrapy project whose settings know nothing of structcrawl."""
     for name, value in STRUCTCRAWL_DEFAULTS.items():
         settings.set(name, value, priority="default")
     settings.setdefault_in_component_priority_dict("EXTENSIONS", progress_extension, 500)
+    # in the place of Scrapy's (its order, 100), unless the project set Scrapy's (an order, or None: off)
+    stock = f"{RobotsTxtMiddleware.__module__}.{RobotsTxtMiddleware.__name__}"
+    if not any(name in (RobotsTxtMiddleware, stock) for name in settings.getdict("DOWNLOADER_MIDDLEWARES")):
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SharedRobotsTxtMiddleware, 100)
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None)
     # `scrapy crawl` applies the process settings over the crawler's once more
     # (CrawlerProcess.create_crawler given a crawler): at default priority the
-    # project's EXTENSIONS would replace this dict, and the progress line be lost
-    if settings.getpriority("EXTENSIONS") < SETTINGS_PRIORITIES["spider"]:
-        settings.set("EXTENSIONS", settings.getdict("EXTENSIONS"), "spider")
+    # project's dicts would replace these, and the progress line be lost
+    for name in ("EXTENSIONS", "DOWNLOADER_MIDDLEWARES"):
+        if settings.getpriority(name) < SETTINGS_PRIORITIES["spider"]:
+            settings.set(name, settings.getdict(name), "spider")
 
 
 class StructureLogStats:
