@@ -274,12 +274,7 @@ class Frontier:
         a fetched URL was tried, leads to the classes of its fetched pages, and
         counts its failures and copies toward the trap rule; the URLs handed out
         stay handed out."""
-        old = self.collections
-        self.collections = {}
-        self._class_links = Counter()
-        self._seq = 0
-        for source, collections in pages:
-            self.add_links(source, collections)
+        old = self._collect_anew(pages)
         for key, coll in self.collections.items():
             fetched = [u for u in coll.urls if u in self.issued]
             classes = [page_class.get(aliases.get(u, u)) for u in fetched]
@@ -291,6 +286,16 @@ class Frontier:
             coll.trap = (before is not None and before.trap) or (
                 coll.fetched >= self.trap_pages and coll.duplicates >= 0.9 * coll.fetched)
 
+    def _collect_anew(self, pages: Iterable[tuple[int, dict[str, Iterable[str]]]]) -> dict:
+        """The collections of ``pages`` only (URLs handed out stay handed out); the old ones returned."""
+        old = self.collections
+        self.collections = {}
+        self._class_links = Counter()
+        self._seq = 0
+        for source, collections in pages:
+            self.add_links(source, collections)
+        return old
+
     def respell(self, pages: Iterable[tuple[int, dict[str, Iterable[str]]]],
                 spelled_as: Mapping[tuple[int, str], Iterable[tuple[int, str]]]) -> None:
         """Collections anew from the modelled pages — (class id, collections) each, in
@@ -301,12 +306,7 @@ class Frontier:
         to a page reached another way, would mark a collection tried and leading to one
         class, and its other links would never be fetched.  A batch out under an old
         key records into its new one."""
-        old = self.collections
-        self.collections = {}
-        self._class_links = Counter()
-        self._seq = 0
-        for source, collections in pages:
-            self.add_links(source, collections)
+        old = self._collect_anew(pages)
         for old_key, keys in spelled_as.items():
             before = old.get(old_key)
             if before is None:
