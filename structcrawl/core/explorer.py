@@ -200,7 +200,9 @@ class Explorer:
     def check(self) -> None:
         """Score the predictions made for the pages modelled since the last check (each
         classified by the model as it stood when the page arrived) and count the earlier
-        pages that changed class since; feed the stop rule.  With ``recluster``, every
+        pages that changed class since; feed the stop rule.  The path spelling is settled
+        first (``PathSpeller.settle``): when it changed, every modelled page and the frontier
+        are spelled anew (``_respell``).  With ``recluster``, every
         modelled page is first clustered again (``structcrawl.core.recluster``) and the
         frontier rebuilt on the new classes and spelling.  O(pages modelled) per check in
         dict lookups; the re-clustering is O(pages × classes)."""
