@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -75,6 +76,20 @@ def serving(site: DemoSite | hostile.HostileSite, access_log=None):
     srv, base = start(site, access_log=access_log)
     try:
         yield base
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@contextmanager
+def serving_handler(handler: type[BaseHTTPRequestHandler]):
+    """Serve ``handler`` on a loopback port in a thread for the ``with`` block; yields its base URL
+    (no trailing slash)."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
     finally:
         srv.shutdown()
         srv.server_close()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -62,13 +61,8 @@ class _Site(BaseHTTPRequestHandler):
 @pytest.fixture()
 def site():
     _Site.paths = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", _Site.paths
-    server.shutdown()
-    server.server_close()
+    with helpers.serving_handler(_Site) as base:
+        yield base, _Site.paths
 
 
 def test_requests_waiting_for_robots_txt_obey_it(site, tmp_path):

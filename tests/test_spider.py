@@ -12,14 +12,13 @@ import json
 import re
 import subprocess
 import textwrap
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
-from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run, unused_port
+from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run, serving_handler, unused_port
 from structcrawl.demo.site import DemoSite
 
 
@@ -282,13 +281,8 @@ class _Tricky(BaseHTTPRequestHandler):
 @pytest.fixture()
 def tricky():
     _Tricky.log = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Tricky)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/", _Tricky.log
-    server.shutdown()
-    server.server_close()
+    with serving_handler(_Tricky) as base:
+        yield base + "/", _Tricky.log
 
 
 def test_every_request_is_accounted_for(tricky, tmp_path):
