@@ -124,3 +124,91 @@ def test_a_crawl_keeps_one_class_for_pages_that_differ_only_by_their_headings():
     classes = {explorer.model.page_class[base + f"ref/{w}.html"] for w in words}
     assert len(classes) == 1
     assert not any("h3#" in k for k in explorer.model.speller.kept)
+
+
+def test_a_file_name_word_in_two_directories_under_two_names_names_a_page_type():
+    speller = PathSpeller()
+    for url in ("http://s.test/core/qstring-members.html", "http://s.test/gui/qlabel-members.html",
+                "http://s.test/core/qstring.html", "http://s.test/gui/qlabel.html"):
+        speller.observe(["html/body/a"], url)
+    assert speller.settle()
+    assert speller.url_words == {"members"}  # "qstring": one directory only
+    assert speller.url_features("http://s.test/net/qsocket-members.html") == {"url:members"}
+    assert speller.url_features("http://s.test/net/qsocket.html") == frozenset()
+
+
+def test_one_name_in_two_directories_is_an_entity_in_three_a_page_type():
+    speller = PathSpeller()
+    for url in ("http://s.test/linear/Matrix.html", "http://s.test/linear/class-use/Matrix.html"):
+        speller.observe(["html/body/a"], url)
+    speller.settle()
+    assert "matrix" not in speller.url_words  # a class page and its usage page share a name, not a type
+    for url in ("http://s.test/a/package-summary.html", "http://s.test/b/package-summary.html",
+                "http://s.test/c/package-summary.html"):
+        speller.observe(["html/body/a"], url)
+    speller.settle()
+    assert {"package", "summary"} <= speller.url_words
+
+
+def test_a_page_without_links_gets_no_url_words():
+    from structcrawl.core.model import SiteModel
+
+    model = SiteModel()
+    model.speller = PathSpeller(url_words=["source"])
+    assert model.spelled({}, "http://s.test/a/source.html") == (frozenset(), 0)
+    schema, _ = model.spelled({"html/body/a": ("http://s.test/",)}, "http://s.test/a/source.html")
+    assert schema == {"html/body/a", "url:source"}
+
+
+def two_layout_site(suffix: str):
+    """Class pages in three directories, each linking to its member list: long lists set in a
+    table, short ones in a plain list (every other class); the member lists' URLs end in ``suffix``."""
+    base = "http://s.test/"
+    names = {d: [f"q{d}{w}" for w in ("alpha", "beta", "gamma", "delta", "omega", "sigma")]
+             for d in ("core", "gui", "net")}
+    # the site's chrome: a dozen link collections on every page
+    nav = "".join(f'<div class="nav-{k}"><a href="/">home</a></div>' for k in "abcdefghijkl")
+
+    def class_page(d: str, n: str) -> str:
+        others = "".join(f'<li><a href="/{d}/{m}.html">{m}</a></li>' for m in names[d] if m != n)
+        return (f'<html><body>{nav}<ul class="see"><li><a href="/{d}/{n}{suffix}.html">members</a></li></ul>'
+                f'<div class="descr"><ul>{others}</ul></div></body></html>')
+
+    def members_page(d: str, n: str) -> str:
+        links = "".join(f'<li class="fn"><a href="/{d}/{n}.html#f{k}">f{k}</a></li>' for k in range(6))
+        body = (f'<table class="props"><tr><td><ul>{links}</ul></td></tr></table>'
+                if names[d].index(n) % 2 else f'<ul>{links}</ul>')
+        return f'<html><body>{nav}<div class="main">{body}</div></body></html>'
+
+    index = "<html><body>" + nav + "<ul>" + "".join(
+        f'<li><a href="/{d}/{n}.html">{n}</a></li>' for d in names for n in names[d]) + "</ul></body></html>"
+
+    def fetch(url: str):
+        if url == base:
+            return url, index.encode()
+        d, _, name = url[len(base):].partition("/")
+        name = name.removesuffix(".html")
+        if d not in names:
+            return None
+        if name in names[d]:
+            return url, class_page(d, name).encode()
+        if name.removesuffix(suffix) in names[d]:
+            return url, members_page(d, name.removesuffix(suffix)).encode()
+        return None
+
+    return base, names, fetch
+
+
+def test_two_layouts_whose_urls_name_one_type_are_one_class():
+    from structcrawl.core.explorer import run_offline
+
+    base, names, fetch = two_layout_site("-members")
+    explorer = run_offline(fetch, base, stop="exhaust")
+    model = explorer.model
+    members = {model.page_class[f"{base}{d}/{n}-members.html"] for d in names for n in names[d]}
+    assert len(members) == 1
+    # the URL word is part of the type's description, and only of that type's
+    assert model.speller.url_words == {"members"}
+    assert model.classes[members.pop()].path_counts["url:members"] == 18
+    assert not any("url:members" in c.path_counts for c in model.classes.values() if c.size and
+                   model.page_class[f"{base}core/qcorealpha.html"] == c.id)
