@@ -77,24 +77,6 @@ def test_list_class_records_and_their_fields():
         f"Item 99-{j}" for j in range(4)]
 
 
-def test_a_list_class_with_pages_of_next_to_no_text_is_still_a_list():
-    # an index split by letter: the letter pages are lists; the index's front page of each package holds its
-    # name and the letters only (Haddock's doc-index.html).  Half the class is such pages: their text, not
-    # their number, weighs against the records.
-    def front(k: int) -> str:
-        letters = "".join(f"<a href='/i-{c}'>{c}</a>" for c in "ABCDEFGH")
-        return page(f"<h1>Package {k} index</h1><p class='letters'>{letters}</p>", title=f"Package {k}")
-
-    data = analyse({1: [listing(8 + k, k) for k in range(6)] + [front(k) for k in range(6)]})[1]
-    assert data.records is not None and data.records.per_page == tuple(8 + k for k in range(6))
-    assert data.records.coverage > 0.5
-    # a list on one page of a class is not the class's records, however much of the class's text it holds
-    pages = [product(i) for i in range(6)]
-    pages[0] = product(0, "<ul class='related'>" + "".join(
-        f"<li><a href='/p/{j}'>A related product with a long name {j}</a></li>" for j in range(40)) + "</ul>")
-    assert analyse({1: pages})[1].records is None
-
-
 def test_one_page_class_and_empty_pages_say_why():
     data = analyse({1: [product(1)], 2: ["", "   ", "<html></html>"], 3: []})
     assert data[1].fields == () and "one page" in data[1].note

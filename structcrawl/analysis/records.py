@@ -15,8 +15,7 @@ differently formatted fields).  Here, on the pages kept for one class:
 2. Ranking: content coverage, measured on *informative* text only (the
    class's fields, :mod:`structcrawl.analysis.fields`), so menus and footers,
    repeated on every page, never count (U-REST's navigational repetitions),
-   the class's pages pooled (a page with no more than a title weighs no
-   more than its text; see :func:`_score`) — a
+   averaged over the class's pages (0 where the region is missing) — a
    record's text being its element's and that of the siblings of its tag
    after it up to the next record (a member row and its description row:
    :func:`_spans`) — among
@@ -24,8 +23,7 @@ differently formatted fields).  Here, on the pages kept for one class:
    :data:`MAX_RECORD_SHARE` of the region's text: two layout columns are not
    records).  The best region is the class's record list when it covers
    :data:`MIN_COVERAGE` of that content with :data:`MIN_RECORDS` records or
-   more per page (median), on two pages or more: category pages, search
-   results, indexes.
+   more per page (median): category pages, search results, indexes.
 3. The record's fields: the text paths inside a record, relative to it,
    ranked as page fields are with records as the units (a label that every
    record repeats, like ``by``, has I(X) = 0).
@@ -52,7 +50,7 @@ from structcrawl.analysis.pagetree import (
     text_nodes,
 )
 
-#: Share of the class's informative text (its pages pooled) the records must hold.
+#: Share of a page's informative text the records must hold (median page of the class).
 MIN_COVERAGE = 0.5
 #: Records per page (median over the pages that have the region) for a class to be a list.
 MIN_RECORDS = 3
@@ -229,17 +227,11 @@ class Records:
 
 def _score(selected: Sequence[Sequence[etree._Element]], roots: Sequence[etree._Element],
            chars: Sequence[dict], strict: bool = True) -> tuple[float, list[int], float]:
-    """U-REST content coverage of a region (the share of the class's informative text, all pages pooled, that
-    its records hold), its record count on each page that has it, and the share of its records holding a link
-    (continuations included); (-1, [], 0) when its records are not alike (see :data:`MAX_RECORD_SHARE`).
-    ``strict=False``: coverage only (no link or likeness test), to rank regions before their exact evaluation.
-
-    Pooled, not averaged per page: a page with next to no informative text (Haddock's ``doc-index.html`` of a
-    package whose index is split by letter holds the package's name and the letters) says next to nothing
-    about whether the class is a list; averaged, each such page counted as a page without records, and a
-    class of letter indexes, half of them such pages, fell under :data:`MIN_COVERAGE` (0.498)."""
-    held_total = largest = 0.0
-    class_total = sum(ch.get(root, 0) for root, ch in zip(roots, chars))
+    """U-REST content coverage of a region (mean over all pages), its record count on each page that has it,
+    and the share of its records holding a link (continuations included); (-1, [], 0) when its records are
+    not alike (see :data:`MAX_RECORD_SHARE`).  ``strict=False``: coverage only (no link or likeness test),
+    to rank regions before their exact evaluation."""
+    total = largest = 0.0
     counts: list[int] = []
     linked = records = 0
     for els, root, ch in zip(selected, roots, chars):
@@ -256,11 +248,11 @@ def _score(selected: Sequence[Sequence[etree._Element]], roots: Sequence[etree._
         counts.append(len(els))
         linked += with_link
         records += len(spans)
-        held_total += sum(held)
+        total += sum(held) / page_total
         largest += max(held) / sum(held)
     if not counts or (strict and largest / len(counts) > MAX_RECORD_SHARE):
         return -1.0, [], 0.0
-    return held_total / class_total, counts, linked / records
+    return total / len(roots), counts, linked / records
 
 
 def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextNode]],
@@ -285,9 +277,8 @@ def find_records(roots: Sequence[etree._Element], nodes: Sequence[Sequence[TextN
         # equal coverage: the records that all hold a link (heads with their continuations, not every row)
         if counts and (best is None or score > best[0] + _TIE or (score >= best[0] - _TIE and linked > best[1])):
             best, best_counts = (score, linked, x), counts
-    if (best is None or best[0] < MIN_COVERAGE or len(best_counts) < MIN_UNITS
-            or statistics.median(best_counts) < MIN_RECORDS):
-        return None  # not a list; nor a list on one page of the class only (pooled, it can hold the class's text)
+    if best is None or best[0] < MIN_COVERAGE or statistics.median(best_counts) < MIN_RECORDS:
+        return None
     coverage, _, x = best
     units: list[list[TextNode]] = []
     per_page: list[int] = []
