@@ -164,27 +164,29 @@ def test_fragments_of_one_template_are_merged_back():
 
 
 def test_a_chance_match_of_two_templates_is_verified_apart():
-    """Three distinct signatures that agree on the same 6 of 8 values: Algorithm 1 puts their pages in one
-    cluster.  Their tag-path sets say otherwise for one of them: sets A and A2 are alike (Jaccard 7/9 >= 6/8),
-    B shares 6 of A's 8 paths only (6/10).  Verified on the sets, B is a part of its own, keyed by its full
-    signature; the merge keeps it apart (its fingerprint is as far from A's)."""
+    """Four distinct signatures that agree on the same 6 of 8 values: Algorithm 1 puts their pages in one
+    cluster, whose fingerprint is paths 0-7.  Sets A and A2 are alike to it (Jaccard 1 and 7/9 >= 6/8), C is
+    the template without two of its parts (5/8, but no path the fingerprint lacks), B shares 6 of its 8
+    paths and has two of its own (6/10): B leaves, keyed by its full signature, and the merge keeps it apart
+    (its fingerprint is as far from the cluster's)."""
     a = frozenset(f"html/body/main/{i}" for i in range(8))
     a2 = frozenset(f"html/body/main/{i}" for i in range(7)) | {"html/body/main/x"}
     b = frozenset(f"html/body/main/{i}" for i in range(6)) | {"html/body/aside/y", "html/body/aside/z"}
-    assert len(a & a2) / len(a | a2) >= ALIKE > len(a & b) / len(a | b)
-    values = np.array([pack([0] * 6 + [k, k]) for k in (1, 2, 3)], dtype=np.uint64)
-    counts = [10, 5, 4]
+    c = frozenset(f"html/body/main/{i}" for i in range(5))
+    sets = [a, a2, b, c]
+    values = np.array([pack([0] * 6 + [k, k]) for k in (1, 2, 3, 4)], dtype=np.uint64)
+    counts = [10, 5, 4, 3]
     signed = cluster_signatures(values, np.array(counts), cutoff=1)
-    assert [c.size for c in signed.clusters] == [19]  # one 6/8 masked vector covers all three
-    sets = [a, a2, b]
-    parts = verify(signed, values, np.arange(3), sets, counts)
-    assert [(p.sets, p.pages) for p in parts] == [((0, 1), 15), ((2,), 4)]
+    assert [c.size for c in signed.clusters] == [22]  # one 6/8 masked vector covers all four
+    parts = verify(signed, values, np.arange(4), sets, counts)
+    assert [(p.sets, p.pages) for p in parts] == [((0, 1, 3), 18), ((2,), 4)]
     assert parts[0].masked == signed.clusters[0].signature and parts[0].importance == signed.clusters[0].importance
     assert parts[1].masked == masked_text(int(values[2]), int(MASKS[0])) and parts[1].importance == 4
+    assert ALIKE > len(a & b) / len(a | b) and ALIKE > len(a & c) / len(a | c)
     groups = merge_alike(parts, sets, counts)
-    assert [[p.sets for p in g] for g in groups] == [[(0, 1)], [(2,)]]
+    assert [[p.sets for p in g] for g in groups] == [[(0, 1, 3)], [(2,)]]
     # a similarity the two fingerprints reach merges them again (largest part first)
-    assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1), (2,)]]
+    assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1, 3), (2,)]]
 
 
 def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():

@@ -106,6 +106,7 @@ import numpy as np
 
 from structcrawl.analysis.fingerprint import merge_groups
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
+from structcrawl.core.unionfind import jaccard
 
 #: Sorted tag paths per shingle (see the module docstring).
 SHINGLE_PATHS = 1
@@ -292,18 +293,24 @@ class _Part:
 
 
 def verify(result: ShingleClustering, values: np.ndarray, set_signature: np.ndarray,
-           sets: Sequence[frozenset[str]], counts: Sequence[int]) -> list[_Part]:
-    """Each cluster of Algorithm 1 split into the components of its distinct tag-path sets whose exact Jaccard
-    is at least :data:`ALIKE` (single linkage), largest first.
+           sets: Sequence[frozenset[str]], counts: Sequence[int],
+           occurrence: float = FINGERPRINT_OCCURRENCE) -> list[_Part]:
+    """Each cluster of Algorithm 1 checked on its pages' tag-path sets: a set stays when its exact Jaccard with
+    the cluster's fingerprint (the paths on at least ``occurrence`` of its pages) is at least :data:`ALIKE`,
+    or when it shows no path the fingerprint lacks (the template with optional parts left out); each other
+    set is a part of its own.
 
     ``values``: the distinct signatures ``result`` clustered; ``set_signature``: each set's index into
     them; sets whose signature is unclustered are left out.  A signature estimates the Jaccard of two sets
     from 8 one-byte values, and a masked vector's two wild cards widen the estimate: pages of two templates
     share a 6/8 vector by chance (the demo shop's books, authors and news articles in one cluster at hash
-    seeds 1 and 3 of 0-3; Haddock's letter indexes and its smallest module pages at seed 0).  The sets are
-    at hand, so the paper's criterion, alike on 6 of 8, is checked on them exactly.  The component holding
-    most pages keeps the cluster's masked vector and importance; another is keyed by the full (8/8)
-    signature of its largest set, and its pages are its importance.
+    seeds 1 and 3 of 0-3).  The masked vector stands for its cluster, and the cluster's fingerprint is its
+    exact counterpart, so the paper's criterion — alike on 6 of 8 — is checked exactly between each page
+    and its cluster: one pass over the cluster's distinct sets.  A page with few of its template's optional
+    parts is far from a fingerprint that holds them all (Jaccard 7/12 with 1 part of 6), hence the second
+    test.  The cluster keeps its masked vector and importance (when no set stays, every set does: there is
+    nothing to tell them from); a set that leaves is keyed by its full (8/8) signature, and its pages are
+    its importance.
     """
     members: dict[int, list[int]] = {}
     for k, sig in enumerate(set_signature.tolist()):
@@ -312,15 +319,15 @@ def verify(result: ShingleClustering, values: np.ndarray, set_signature: np.ndar
             members.setdefault(cid, []).append(k)
     parts: list[_Part] = []
     for c in result.clusters:
-        components = merge_groups({k: sets[k] for k in members[c.id]}, threshold=ALIKE)
-        sized = sorted(((sum(counts[k] for k in comp), comp) for comp in components), key=lambda x: (-x[0], x[1]))
-        for n, (pages, comp) in enumerate(sized):
-            if n == 0:
-                parts.append(_Part(tuple(comp), pages, c.signature, c.importance))
-            else:
-                largest = max(comp, key=lambda k: (counts[k], -k))
-                full = masked_text(int(values[set_signature[largest]]), int(MASKS[0]))
-                parts.append(_Part(tuple(comp), pages, full, pages))
+        fingerprint = _fingerprint(sets, counts, members[c.id], occurrence)
+        alike = [k for k in members[c.id]
+                 if sets[k] <= fingerprint or jaccard(sets[k], fingerprint) >= ALIKE] or members[c.id]
+        parts.append(_Part(tuple(alike), sum(counts[k] for k in alike), c.signature, c.importance))
+        kept = set(alike)
+        for k in members[c.id]:
+            if k not in kept:
+                full = masked_text(int(values[set_signature[k]]), int(MASKS[0]))
+                parts.append(_Part((k,), counts[k], full, counts[k]))
     return parts
 
 
@@ -370,8 +377,9 @@ def cluster_sets(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int], 
     values, inverse = np.unique(sigs, return_inverse=True)
     weights = np.bincount(inverse, weights=np.asarray(counts, dtype=np.int64), minlength=len(values))
     signed = cluster_signatures(values, weights.astype(np.int64), cutoff)
-    groups = [g for g in merge_alike(verify(signed, values, inverse, reduced, counts), reduced, counts, occurrence,
-                                     similarity) if sum(p.pages for p in g) >= cutoff]
+    parts = verify(signed, values, inverse, reduced, counts, occurrence)
+    merged = merge_alike(parts, reduced, counts, occurrence, similarity)
+    groups = [g for g in merged if sum(p.pages for p in g) >= cutoff]
     assignment = np.zeros(len(reduced), dtype=np.int64)
     clusters = []
     for cid, group in enumerate(groups, 1):
