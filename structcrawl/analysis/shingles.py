@@ -290,7 +290,7 @@ def _fingerprint(sets: Sequence[frozenset[str]], counts: Sequence[int], members:
 
 
 @dataclass(frozen=True)
-class _Part:
+class ShinglePart:
     """Distinct tag-path sets found alike, with the masked vector that keys them."""
 
     sets: tuple[int, ...]
@@ -301,7 +301,7 @@ class _Part:
 
 def verify(result: ShingleClustering, values: np.ndarray, set_signature: np.ndarray,
            sets: Sequence[frozenset[str]], counts: Sequence[int],
-           occurrence: float = FINGERPRINT_OCCURRENCE) -> list[_Part]:
+           occurrence: float = FINGERPRINT_OCCURRENCE) -> list[ShinglePart]:
     """Each cluster of Algorithm 1 checked on its pages' tag-path sets: a set stays when its exact Jaccard with
     the cluster's fingerprint (the paths on at least ``occurrence`` of its pages) is at least :data:`ALIKE`,
     or when it shows no path the fingerprint lacks (the template with optional parts left out); each other
@@ -324,22 +324,22 @@ def verify(result: ShingleClustering, values: np.ndarray, set_signature: np.ndar
         cid = int(result.assignment[sig])
         if cid:
             members.setdefault(cid, []).append(k)
-    parts: list[_Part] = []
+    parts: list[ShinglePart] = []
     for c in result.clusters:
         fingerprint = _fingerprint(sets, counts, members[c.id], occurrence)
         alike = [k for k in members[c.id]
                  if sets[k] <= fingerprint or jaccard(sets[k], fingerprint) >= ALIKE] or members[c.id]
-        parts.append(_Part(tuple(alike), sum(counts[k] for k in alike), c.signature, c.importance))
+        parts.append(ShinglePart(tuple(alike), sum(counts[k] for k in alike), c.signature, c.importance))
         kept = set(alike)
         for k in members[c.id]:
             if k not in kept:
                 full = masked_text(int(values[set_signature[k]]), int(MASKS[0]))
-                parts.append(_Part((k,), counts[k], full, counts[k]))
+                parts.append(ShinglePart((k,), counts[k], full, counts[k]))
     return parts
 
 
-def merge_alike(parts: Sequence[_Part], sets: Sequence[frozenset[str]], counts: Sequence[int],
-                occurrence: float = FINGERPRINT_OCCURRENCE, similarity: float = ALIKE) -> list[list[_Part]]:
+def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], counts: Sequence[int],
+                occurrence: float = FINGERPRINT_OCCURRENCE, similarity: float = ALIKE) -> list[list[ShinglePart]]:
     """``parts`` (:func:`verify`) with those whose fingerprints are alike united, to a fixed point (UXClust
     §3.3's merge): each group's parts, largest first, groups largest first.
 
