@@ -1,7 +1,7 @@
 """Shingles (Vertex) vs UXClust: `structcrawl cluster` by both methods over the same stored crawls, in one run.
 
     python benchmarks/shingles_vs_uxclust.py [--stores DIR] [--corpus geos …] [--pages 1000000]
-        [--base-pages 10000] [--no-synthetic] [--no-demo]
+        [--base-pages 10000] [--no-synthetic] [--no-demo] [--seeds N]
 
 Stores (kept in ``--stores`` and reused when already there):
 
@@ -15,6 +15,10 @@ including writing every member URL, peak RSS), at its defaults; clusters are sco
 (F*, pairwise precision/recall; unclustered pages count as singletons), and F* once more with a corpus's
 stub pages as a class of their own where it has them (commons-math3's "No usage of" class-use pages:
 ``corpora.stub_truth``).  Prints one table.
+
+``--seeds N``: no child processes; the shingle clustering of each store computed in memory
+(:func:`structcrawl.analysis.shingles.cluster_sets` on its tag-path sets, as ``structcrawl cluster`` does) with
+hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural truth).
 """
 
 from __future__ import annotations
@@ -33,12 +37,18 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import numpy as np  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
+
 import corpora  # noqa: E402
 from offline_cluster import crawl as crawl_corpus  # noqa: E402
 from real_sites import relpath_of, structcrawl  # noqa: E402
 from structcrawl.analysis.metrics import evaluate  # noqa: E402
+from structcrawl.analysis.shingles import cluster_sets  # noqa: E402
+from structcrawl.analysis.uxclust import relative_cutoff  # noqa: E402
 from structcrawl.demo import server  # noqa: E402
 from structcrawl.demo.site import DemoSite  # noqa: E402
+from structcrawl.store.writer import unpack_tagset  # noqa: E402
 from synthetic_store import fill, truth_of  # noqa: E402
 
 METHODS = ("uxclust", "shingles")
@@ -142,6 +152,40 @@ def corpus_stubs(corpus: str, db: str):
     return truth
 
 
+def seeds_row(db: str, truth, seeds: int) -> list[float]:
+    """F* of the in-memory shingle clustering of a store's pages (one per URL, its first fetch) at hash seeds
+    0 … ``seeds``-1; a URL's label is looked up once per path (the synthetic store's copies share it)."""
+    engine = sa.create_engine(db)
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT p.url_id, p.tagset_id, u.url FROM sc_pages p JOIN sc_urls u "
+                                    "ON u.job_id = p.job_id AND u.id = p.url_id ORDER BY p.id")).all()
+        sets = {tid: frozenset(unpack_tagset(blob))
+                for tid, blob in conn.execute(sa.text("SELECT id, paths FROM sc_tagsets"))}
+    engine.dispose()
+    seen: set[int] = set()
+    pages: list[tuple[int, str | None]] = []
+    label_of: dict[str, str | None] = {}
+    for url_id, tid, url in rows:
+        if url_id in seen:
+            continue
+        seen.add(url_id)
+        parts = urlsplit(url)
+        key = parts.path + "?" + parts.query
+        if key not in label_of or not parts.hostname.endswith(".demo.test"):
+            label_of[key] = truth(url)
+        pages.append((tid, label_of[key]))
+    tids = sorted({t for t, _ in pages})
+    index = {t: k for k, t in enumerate(tids)}
+    counts = np.bincount([index[t] for t, _ in pages], minlength=len(tids))
+    out = []
+    for seed in range(seeds):
+        _, of = cluster_sets([sets[t] for t in tids], counts, relative_cutoff(len(pages)), seed)
+        assigned = {str(k): int(of[index[t]]) or None for k, (t, label) in enumerate(pages) if label is not None}
+        out.append(evaluate(assigned, {str(k): label for k, (_, label) in enumerate(pages) if label is not None})
+                   ["fstar"])
+    return out
+
+
 def table(rows: list[dict]) -> str:
     head = ("store", "pages", "method", "clusters", "unclustered", "F*", "pair P", "pair R", "F* stubs apart",
             "wall s", "pages/s", "peak RSS")
@@ -165,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-pages", type=int, default=10_000, help="demo site whose crawl the synthetic store copies")
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--no-demo", action="store_true")
+    ap.add_argument("--seeds", type=int, help="in-memory shingles F* at hash seeds 0 … N-1 instead of the table")
     args = ap.parse_args(argv)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="shingles-vs-uxclust-") as tmp:
@@ -190,6 +235,14 @@ def main(argv: list[str] | None = None) -> int:
                 part.rename(path)
             todo.append((f"synthetic {args.pages:,}", f"sqlite:///{path}",
                          truth_of(DemoSite(pages=min(args.pages, args.base_pages))), None))
+        if args.seeds:
+            print("| store | " + " | ".join(f"seed {s}" for s in range(args.seeds)) + " | mean |")
+            print("|---|" + "---|" * (args.seeds + 1))
+            for name, db, truth, stubs in todo:
+                scores = seeds_row(db, stubs or truth, args.seeds)
+                print(f"| {name} | " + " | ".join(f"{x:.3f}" for x in scores) + f" | {np.mean(scores):.3f} |",
+                      flush=True)
+            return 0
         for name, db, truth, stubs in todo:
             for method in METHODS:
                 out = Path(tmp) / f"{name.replace(' ', '-')}.{method}.json"

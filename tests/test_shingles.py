@@ -16,14 +16,17 @@ from dbfixtures import pg_url  # noqa: F401 - fixture
 from helpers import PROJECT, serving
 from structcrawl.analysis.metrics import evaluate
 from structcrawl.analysis.shingles import (
+    ALIKE,
     MASKS,
     cluster_sets,
     cluster_signatures,
     masked_text,
+    merge_alike,
     path_hashes,
     shingles,
     signatures,
     site_skeleton,
+    verify,
 )
 from structcrawl.demo.site import DemoSite
 from synthetic_store import fill
@@ -160,6 +163,42 @@ def test_fragments_of_one_template_are_merged_back():
     assert [c.id for c in split.clusters] == list(range(1, len(split.clusters) + 1))
 
 
+def test_a_chance_match_of_two_templates_is_verified_apart():
+    """Four distinct signatures that agree on the same 6 of 8 values: Algorithm 1 puts their pages in one
+    cluster, whose fingerprint is paths 0-7.  Sets A and A2 are alike to it (Jaccard 1 and 7/9 >= 6/8), C is
+    the template without two of its parts (5/8, but no path the fingerprint lacks), B shares 6 of its 8
+    paths and has two of its own (6/10): B leaves, keyed by its full signature, and the merge keeps it apart
+    (its fingerprint is as far from the cluster's)."""
+    a = frozenset(f"html/body/main/{i}" for i in range(8))
+    a2 = frozenset(f"html/body/main/{i}" for i in range(7)) | {"html/body/main/x"}
+    b = frozenset(f"html/body/main/{i}" for i in range(6)) | {"html/body/aside/y", "html/body/aside/z"}
+    c = frozenset(f"html/body/main/{i}" for i in range(5))
+    sets = [a, a2, b, c]
+    values = np.array([pack([0] * 6 + [k, k]) for k in (1, 2, 3, 4)], dtype=np.uint64)
+    counts = [10, 5, 4, 3]
+    signed = cluster_signatures(values, np.array(counts), cutoff=1)
+    assert [c.size for c in signed.clusters] == [22]  # one 6/8 masked vector covers all four
+    parts = verify(signed, values, np.arange(4), sets, counts)
+    assert [(p.sets, p.pages) for p in parts] == [((0, 1, 3), 18), ((2,), 4)]
+    assert parts[0].masked == signed.clusters[0].signature and parts[0].importance == signed.clusters[0].importance
+    assert parts[1].masked == masked_text(int(values[2]), int(MASKS[0])) and parts[1].importance == 4
+    assert ALIKE > len(a & b) / len(a | b) and ALIKE > len(a & c) / len(a | c)
+    groups = merge_alike(parts, sets, counts)
+    assert [[p.sets for p in g] for g in groups] == [[(0, 1, 3)], [(2,)]]
+    # a similarity the two fingerprints reach merges them again (largest part first)
+    assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1, 3), (2,)]]
+
+
+def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():
+    # two templates with no path in common, one of 40 pages and one of 3: the small one is deleted, as
+    # Algorithm 1 deletes a masked vector under the cut-off
+    big = [f"html/body/main/div/{i}" for i in range(10)]
+    small = [f"html/body/main/table/{i}" for i in range(10)]
+    res, of = cluster_sets([big, small], [40, 3], cutoff=5)
+    assert [c.size for c in res.clusters] == [40] and res.unclustered == 3 and of.tolist() == [1, 0]
+    assert res.signatures == 2 and len(res.assignment) == 2
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="cutoff must be >= 1"):
         cluster_signatures(np.array([1], dtype=np.uint64), np.array([1]), cutoff=0)
@@ -202,6 +241,7 @@ def test_cluster_cli_shingles(small_crawl):
         assert doc["format"] == "structcrawl-clusters" and doc["job"] == "small"
         assert doc["parameters"]["method"] == "shingles" and doc["parameters"]["match"] == "6/8"
         assert doc["parameters"]["shingle"] == int(shingle)
+        assert doc["parameters"]["similarity"] == 0.75  # the 6 of 8 a signature match estimates
         members = [u for c in doc["classes"] for u in c["members"]] + doc["unclustered"]["members"]
         assert len(members) == len(set(members)) == doc["pages"]  # every page once
         for c in doc["classes"]:

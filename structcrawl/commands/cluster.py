@@ -9,7 +9,7 @@ import sys
 import time
 from typing import IO
 
-from structcrawl.analysis.shingles import SHINGLE_PATHS
+from structcrawl.analysis.shingles import ALIKE, SHINGLE_PATHS
 from structcrawl.analysis.uxclust import Parameters
 from structcrawl.commands.errors import CommandError
 from structcrawl.commands.jobs import database_url
@@ -122,7 +122,7 @@ def summary(stored: StoredClustering, output: str) -> str:
 
 def run_shingles(db: str, job: str | None, cutoff: int | None, samples: int, occurrence: float, seed: int,
                  length: int, output: str | None, members: bool, progress: Progress,
-                 similarity: float = FINGERPRINT_SIMILARITY) -> tuple[StoredShingles, str]:
+                 similarity: float = ALIKE) -> tuple[StoredShingles, str]:
     """Vertex's shingle clustering of a stored job, its clusters JSON written like :func:`run_cluster`'s."""
     stored = shingle_cluster_store(db, job, cutoff, samples, occurrence, seed, members, progress, length, similarity)
     doc, lists = shingles_document(stored)
@@ -149,7 +149,7 @@ def shingles_summary(stored: StoredShingles, output: str) -> str:
     elapsed = sum(stored.seconds.values())
     lines.append(
         f"job {stored.job!r}: {r.pages:,} pages, {len(r.clusters)} clusters (shingle signatures of "
-        f"{stored.tagsets:,} tag-path sets, {len(r.assignment):,} distinct; {r.kept:,} of {r.candidates:,} masked "
+        f"{stored.tagsets:,} tag-path sets, {r.signatures:,} distinct; {r.kept:,} of {r.candidates:,} masked "
         f"vectors kept, cut-off {r.cutoff}), {r.unclustered:,} unclustered; "
         f"{elapsed:.1f} s ({r.pages / elapsed if elapsed else 0:,.0f} pages/s: "
         f"{', '.join(f'{stage} {t:.1f} s' for stage, t in stored.seconds.items())}); written to {output}")
@@ -159,7 +159,8 @@ def shingles_summary(stored: StoredShingles, output: str) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         params = Parameters(cutoff=args.cutoff, samples=args.samples, occurrence=args.occurrence,
-                            similarity=args.similarity, seed=args.seed)
+                            similarity=FINGERPRINT_SIMILARITY if args.similarity is None else args.similarity,
+                            seed=args.seed)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     length = SHINGLE_PATHS if args.shingle is None else args.shingle
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         if args.method == "shingles":
             shingles, target = run_shingles(database_url(args), args.job, args.cutoff, args.samples,
                                             args.occurrence, args.seed, length, args.output, args.members,
-                                            progress, args.similarity)
+                                            progress, ALIKE if args.similarity is None else args.similarity)
             text = shingles_summary(shingles, target)
         else:
             stored, target = run_cluster(database_url(args), args.job, params, args.group_by, args.output,

@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="uxclust",
         help="uxclust (the default: inbound links, fingerprints) or shingles (Vertex, Gulhane et al.: a "
         "min-hash signature of 8 values over each page's tag paths but those on 99%% of the site's pages, pages "
-        "sharing >= 6 of the 8 in one cluster, clusters with alike fingerprints merged; --group-by does not apply)",
+        "sharing >= 6 of the 8 in one cluster (checked on their tag paths), clusters with alike fingerprints merged; "
+        "--group-by does not apply)",
     )
     p.add_argument("--shingle", type=int, metavar="N",
                    help="with --method shingles: sorted tag paths per shingle (default 1: "
@@ -197,8 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pages sampled per group for its fingerprint (default 10)")
     p.add_argument("--occurrence", type=float, default=0.3, metavar="F",
                    help="share of the samples a tag path must be on to enter the fingerprint (default 0.3)")
-    p.add_argument("--similarity", type=float, default=0.8, metavar="F",
-                   help="Jaccard of two fingerprints at which their groups merge (default 0.8)")
+    p.add_argument("--similarity", type=float, metavar="F",
+                   help="Jaccard of two fingerprints at which their groups merge (default 0.8; with --method "
+                   "shingles 0.75, the 6 of 8 a signature match estimates)")
     _add_shared(p, "seed", help="sampling seed (default 0)")
     _add_shared(p, "output", metavar="FILE", help="clusters JSON, '-' for stdout (default <job>.clusters.json)")
     _add_shared(p, "members", help="list every cluster's member URLs, and the unclustered ones")

@@ -61,6 +61,7 @@ from sqlalchemy.engine import Connection
 
 from structcrawl.analysis.fingerprint import fingerprint
 from structcrawl.analysis.shingles import (
+    ALIKE,
     MATCH,
     SHINGLE_PATHS,
     SIGNATURE_VALUES,
@@ -69,7 +70,7 @@ from structcrawl.analysis.shingles import (
     cluster_sets,
 )
 from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups, relative_cutoff
-from structcrawl.core.model import FINGERPRINT_OCCURRENCE, FINGERPRINT_SIMILARITY
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 from structcrawl.store import find_job
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
@@ -413,7 +414,7 @@ def _pages(conn: Connection, job: int, with_urls: bool) -> tuple[np.ndarray, np.
 def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = None, samples: int = 10,
                           occurrence: float = FINGERPRINT_OCCURRENCE, seed: int = 0, members: bool = False,
                           progress: Progress | None = None, length: int = SHINGLE_PATHS,
-                          similarity: float = FINGERPRINT_SIMILARITY) -> StoredShingles:
+                          similarity: float = ALIKE) -> StoredShingles:
     """Vertex's shingle clustering (seed 003 §III-A) over job ``job`` of the store ``db``.
 
     SQL reads the pages (id, tag-path set) and the distinct tag-path sets; the
@@ -518,9 +519,9 @@ def shingles_document(stored: StoredShingles) -> tuple[dict[str, Any], list[Iter
         if with_members:
             entry["members"] = _MEMBERS
         classes.append(entry)
-    signatures = len(r.assignment)
+    sets = len(r.assignment)
     clustered = int(np.count_nonzero(r.assignment))
-    unclustered: dict[str, Any] = {"size": r.unclustered, "groups": signatures - clustered}
+    unclustered: dict[str, Any] = {"size": r.unclustered, "groups": sets - clustered}
     if with_members:
         unclustered["members"] = _MEMBERS
     doc = {
@@ -533,7 +534,7 @@ def shingles_document(stored: StoredShingles) -> tuple[dict[str, Any], list[Iter
                        "match": f"{MATCH}/{SIGNATURE_VALUES}", "shingle": stored.length,
                        "site_share": SITE_SHARE},
         "pages": r.pages,
-        "groups": signatures,
+        "groups": sets,
         "groups_kept": clustered,
         "classes": classes,
         "unclustered": unclustered,
