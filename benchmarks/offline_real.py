@@ -87,7 +87,7 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
     for p in truth:
         with open(os.path.join(root, p), "rb") as fh:
             feats = extract(fh.read(), BASE + quote(p))
-        assigned[p] = model.classify(*model.spelled(feats.collections, feats.url))[0]
+        assigned[p] = model.classify(*model.spelled(feats.collections))[0]
     res = evaluate(assigned, truth)
     # classification agrees with the model's own membership (issue 13: >= 99 %)
     members = {offline_path(u): c for u, c in model.page_class.items()}

@@ -330,9 +330,9 @@ def model_document(
         "class_links": links,
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
-        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling) and the
-        # file-name words that name page types: a page is spelled with them before it is classified
-        "spelling": {"ids": sorted(model.speller.kept), "url_words": sorted(model.speller.url_words)},
+        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling): a page
+        # is spelled with them before it is classified
+        "spelling": {"ids": sorted(model.speller.kept)},
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
             for m in getattr(explorer, "merges", ())
@@ -453,7 +453,7 @@ class LoadedModel:
         return self.site_model.classify(schema, url_count)
 
     def classify_page(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.site_model.classify(*self.site_model.spelled(feats.collections, feats.url))
+        return self.site_model.classify(*self.site_model.spelled(feats.collections))
 
 
 def _fail(source: str, message: str) -> ModelFormatError:
@@ -576,13 +576,11 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
             members=list(members) if members is not None else None,
         )
     spelling = document.get("spelling")
-    # "url_words" is absent from models exported before 2026-11-26: they spell no URL words
-    _expect(isinstance(spelling, dict)
-            and all(isinstance(spelling.get(k, []), list) and all(isinstance(i, str) for i in spelling.get(k, []))
-                    for k in ("ids", "url_words")) and "ids" in spelling,
-            source, "missing or malformed 'spelling' section (expected {\"ids\": [strings], \"url_words\": [strings]})")
+    _expect(isinstance(spelling, dict) and isinstance(spelling.get("ids"), list)
+            and all(isinstance(i, str) for i in spelling["ids"]),
+            source, "missing or malformed 'spelling' section (expected {\"ids\": [strings]})")
     model = rebuild_site_model(costs, specs)
-    model.speller = PathSpeller(spelling["ids"], spelling.get("url_words", ()))
+    model.speller = PathSpeller(spelling["ids"])
     mdl = document["mdl"]
     try:
         model.model_bits = float(mdl.get("model_bits", 0.0))

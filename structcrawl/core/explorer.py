@@ -163,7 +163,7 @@ class Explorer:
         self.frontier.mark_issued(f.url for f in fresh)
         speller = self.model.speller
         for f in fresh:
-            speller.observe(f.collections, f.url)
+            speller.observe(f.collections)
         arrived = [self._page(f.url, f.collections, f.tag_paths) for f in fresh]
         if self.model.classes:
             for page in arrived:
@@ -194,7 +194,7 @@ class Explorer:
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
 
     def _page(self, url: str, collections: dict[str, tuple[str, ...]], tag_paths: frozenset[str]) -> Page:
-        schema, url_count = self.model.spelled(collections, url)
+        schema, url_count = self.model.spelled(collections)
         return Page(url, schema, url_count, tag_paths)
 
     def check(self) -> None:
@@ -314,7 +314,7 @@ class Explorer:
         return counts
 
     def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.model.classify(*self.model.spelled(feats.collections, feats.url))
+        return self.model.classify(*self.model.spelled(feats.collections))
 
 
 def run_offline(

@@ -234,15 +234,10 @@ class SiteModel:
         model._next_id = max(by_class, default=-1) + 1
         return model
 
-    def spelled(self, collections: Mapping[str, tuple[str, ...]], url: str) -> tuple[frozenset[str], int]:
-        """(schema, URL count) of the page at ``url`` with these raw collections under the
-        model's spelling: its link-collection paths, and its URL's page-type words when it
-        has links (``structcrawl.core.spelling``)."""
+    def spelled(self, collections: Mapping[str, tuple[str, ...]]) -> tuple[frozenset[str], int]:
+        """(schema, URL count) of a page's raw collections under the model's spelling."""
         spelled = self.speller.collections(collections)
-        schema = frozenset(spelled)
-        if schema:
-            schema |= self.speller.url_features(url)
-        return schema, sum(len(u) for u in spelled.values())
+        return frozenset(spelled), sum(len(u) for u in spelled.values())
 
     # -- MDL -----------------------------------------------------------------
     @property

@@ -22,22 +22,6 @@ alone cannot tell a template id from a content id, the site can, in two ways:
 
 Repeated runs of steps are then folded (``features.collapse_runs``).
 
-Generators also name a page's file after its type as well as after its
-subject: ``qstring-members.html``, ``package-summary.html``,
-``struct.Vec.html``.  Two pages of one type can have different layouts (a
-long member list set in a table, a short one in a plain list: no link path
-in common but the list item's) while their URLs say they are one type
-(Vertex, Gulhane et al. §IV-A: a page type's URLs share a pattern).  The
-words of a page's file name (the last path segment, extension dropped) join
-its schema as ``url:WORD`` features, scored by the same MDL cost as link
-paths, when the site shows the word is a page-type word: seen in
-``URL_WORD_DIRECTORIES`` directories under two different names, or in more
-directories.  One name in two directories is an entity's (``Foo.html`` and
-``class-use/Foo.html``): it would tie each class page to its usage page; a
-word of one directory is that directory's subject.  A page with no link
-collection gets no URL word: words alone are not a template (Haddock's
-link-less source pages would otherwise scatter by module name).
-
 The counts grow with every page; what is kept changes only at ``settle()``,
 which the explorer calls at each check and then re-spells every modelled page
 (``Explorer._respell``), so that all the pages of a model are spelled one way.
@@ -50,28 +34,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from typing import Iterable
-from urllib.parse import urlsplit
 
 from structcrawl.core.features import collapse_runs
 
 #: Pages an id value must appear on, at one place, to be part of the template.
 ID_EVIDENCE = 2
-#: Directories a file-name word must be seen in (under two names, or in one more directory)
-#: to be a page-type word of the site.
-URL_WORD_DIRECTORIES = 2
-#: Prefix of the URL-word features in a page schema (no link-collection path holds a ":").
-URL_WORD = "url:"
 
 # tag, then optional #id, then optional .class.tokens (features._step)
 _STEP = re.compile(r"([^#.]*)(?:#([^.]*))?(\..*)?\Z")
-_WORD = re.compile(r"[A-Za-z]{2,}")  # single letters are ids or initials, not words
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
-
-
-def name_words(url: str) -> tuple[str, tuple[str, ...]]:
-    """(directory, words of the file name) of ``url``: lower case, sorted, each once."""
-    directory, _, name = urlsplit(url).path.rpartition("/")
-    return directory, tuple(sorted({w.lower() for w in _WORD.findall(_EXTENSION.sub("", name))}))
 
 
 def _parts(path: str) -> list[tuple[str, str | None, str]]:
@@ -95,34 +65,22 @@ def id_places(path: str) -> list[tuple[str, str]]:
 
 
 class PathSpeller:
-    """Counts, per place, the pages showing each id value, and where each file-name word was
-    seen; spells paths with the ids kept at the last ``settle()``.
+    """Counts, per place, the pages showing each id value; spells paths with the ids kept at
+    the last ``settle()``.
 
-    * ``observe(paths, url)``: count the ids on one page's collection paths, the words of its URL.
-    * ``settle()`` -> bool: keep the ids and URL words the counts now support; True when that
-      changed the spelling (every page spelled before must then be spelled again).
+    * ``observe(paths)``: count the ids on one page's collection paths.
+    * ``settle()`` -> bool: keep the ids the counts now support; True when that changed
+      the spelling (every path spelled before must then be spelled again).
     * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids.
-    * ``url_features(url)``: the page-type words of a URL, as schema features.
     """
 
-    def __init__(self, kept: Iterable[str] = (), url_words: Iterable[str] = ()) -> None:
+    def __init__(self, kept: Iterable[str] = ()) -> None:
         #: place -> id value -> pages showing it there
         self.pages_with: dict[str, Counter] = {}
         self.kept: frozenset[str] = frozenset(kept)  #: "place#id" keys spelled out
-        self.url_words: frozenset[str] = frozenset(url_words)  #: file-name words that name page types
-        #: word -> (directories, file names) it was seen in, each capped one past the rule's need
-        self._word_seen: dict[str, tuple[set[str], set[tuple[str, ...]]]] = {}
         self._cache: dict[str, str] = {}
 
-    def observe(self, paths: Iterable[str], url: str | None = None) -> None:
-        if url is not None:
-            directory, words = name_words(url)
-            for word in words:
-                directories, names = self._word_seen.setdefault(word, (set(), set()))
-                if len(directories) <= URL_WORD_DIRECTORIES:
-                    directories.add(directory)
-                if len(names) < 2:
-                    names.add(words)
+    def observe(self, paths: Iterable[str]) -> None:
         keys = set()
         for path in paths:
             if "#" in path:
@@ -136,19 +94,11 @@ class PathSpeller:
             recurring = [v for v, n in values.items() if n >= ID_EVIDENCE]
             if 2 * len(recurring) >= len(values):  # a closed vocabulary: see the module docstring
                 kept.update(f"{place}#{v}" for v in recurring)
-        url_words = frozenset(
-            word for word, (directories, names) in self._word_seen.items()
-            if len(directories) > URL_WORD_DIRECTORIES
-            or (len(directories) == URL_WORD_DIRECTORIES and len(names) > 1))
-        if kept == self.kept and url_words == self.url_words:
+        if kept == self.kept:
             return False
         self.kept = frozenset(kept)
-        self.url_words = url_words
         self._cache.clear()
         return True
-
-    def url_features(self, url: str) -> frozenset[str]:
-        return frozenset(URL_WORD + w for w in name_words(url)[1] if w in self.url_words)
 
     def spell(self, path: str) -> str:
         spelled = self._cache.get(path)
