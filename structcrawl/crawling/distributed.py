@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: What ``spider.defers(request)`` asks of the scheduler: park the request in Redis (until ``unpark``), or
+#: take it out of the job (its lease and fingerprint gone: the spider holds it and may queue it again).
+PARK, WITHDRAW = "park", "withdraw"
 #: Longest pause, in seconds, between two attempts to reach a Redis that went away.
 RETRY_CAP = 1.0
 
@@ -159,16 +162,21 @@ class LeasingScheduler(Scheduler):
 
     def next_request(self) -> Request | None:
         """The next request of the shared queue, of at least ``spider.min_priority()``; one the spider
-        defers (``spider.defers(request)``) is parked in Redis instead, and the next one taken."""
+        defers (``spider.defers(request)``) is parked in Redis instead (PARK) or taken out of the job
+        (WITHDRAW: the spider keeps it), and the next one taken."""
         defers = getattr(self.spider, "defers", None)
         min_priority = getattr(self.spider, "min_priority", None)
         while True:
             request = self.queue.pop(min_priority=min_priority() if min_priority is not None else None)
-            if request is None or defers is None or not defers(request):
+            verdict = None if request is None or defers is None else defers(request)
+            if verdict is None:
                 break
-            self.queue.park(request)
+            if verdict == WITHDRAW:
+                self.queue.withdraw(request, self.df.request_fingerprint(request), self.df.key)
+            else:
+                self.queue.park(request)
             if self.stats:
-                self.stats.inc_value("scheduler/parked/redis")
+                self.stats.inc_value(f"scheduler/{'withdrawn' if verdict == WITHDRAW else 'parked'}/redis")
         if request is not None and self.stats:
             self.stats.inc_value("scheduler/dequeued/redis")
         return request
