@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, QUIET_MIN, Entry, Harvest, class_distances
+from structcrawl.analysis.harvestplan import (
+    DEAD_WINDOW,
+    FAR,
+    PROBE_PAGES,
+    QUIET_MIN,
+    Entry,
+    Harvest,
+    class_distances,
+)
 
 H = "http://shop.test"
 MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
@@ -199,6 +207,30 @@ def test_when_the_plan_runs_dry_a_skipped_collection_is_rechecked_and_followed_w
     assert h.collections[(2, REVIEWS)].decision == "follow"
     assert drain(h) == [H + "/item/9"]
     assert h.recheck() == 0  # each collection once
+
+
+def test_a_collection_the_recheck_opened_is_followed_to_its_end():
+    """The dead rule does not close a collection the re-check opened: the re-check found targets where the
+    plan had stopped looking, and the pages that lead there are rarer than the run the rule allows
+    (geos: the directories' source listings that show a class no page fetched links, 22 of 142)."""
+    h = harvest(minimum=20)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    drain(h)
+    reviews = [H + f"/review/{i}" for i in range(1, 30)]
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+    assert h.recheck() == 1
+    first = h.pop()
+    h.page(first.url, (2, REVIEWS), 3, {BACK: [H + "/item/9"]}, explore=True)  # pays
+    assert h.collections[(2, REVIEWS)].widened
+    rest = [u for u in drain(h) if u.startswith(H + "/review/")]
+    for url in rest:  # none shows anything new
+        h.page(url, (2, REVIEWS), 3, {BACK: [H + "/item/1"]})
+    assert h.collections[(2, REVIEWS)].decision == "follow"
+    assert len(rest) == len(reviews) - 1 > 2 * DEAD_WINDOW
 
 
 def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
