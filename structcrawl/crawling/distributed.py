@@ -1,13 +1,16 @@
 """scrapy-redis's scheduler for many harvest workers on one queue (issue 15).
 
-``scrapy_redis.scheduler.Scheduler`` with three changes, each because
-scrapy-redis alone loses requests:
+``scrapy_redis.scheduler.Scheduler`` with these changes, the first two and the
+last because scrapy-redis alone loses requests:
 
 * its queue is :class:`~structcrawl.crawling.leasequeue.LeasedPriorityQueue`:
   a request taken is a lease of this worker until the spider acknowledges it
   (:meth:`LeasingScheduler.ack`), handed out again if the worker dies;
 * a new request is checked against the dupefilter and queued in one step
   (scrapy-redis does ``SADD`` then ``ZADD``: a kill in between loses the URL);
+* a request the spider defers is parked in Redis, or withdrawn (its lease and
+  fingerprint dropped) when its URL goes back to the harvest plan
+  (``spider.defers``, PARK or WITHDRAW);
 * the Redis client retries a lost connection for ``STRUCTCRAWL_REDIS_WAIT``
   seconds (a Redis restart: the worker waits and goes on) instead of failing
   the first call (rmax/scrapy-redis#108: "when redis is breakdown, the spider

@@ -36,7 +36,11 @@ once: the dupefilter and the URLs each report lists), counted against one
 budget.  Two workers that ran dry at the same moment both send round *k*; the
 second one read is skipped.  (Each worker re-checking on its own, whenever its
 own plan ran dry, probed three times over: 776–806 pages fetched against one
-process's ~650 on the 900-page demo.)
+process's ~650 on the 900-page demo.)  What a re-check probes is what the
+skipped collections hold: a worker that takes from the queue a request of a
+collection its plan found dead sends a **hold** report before the queue forgets
+the request, and every plan holds the URL in that collection
+(``Harvest.hold``), as the one-process plan does when it pops one.
 
 The stream is the job's state in Redis, like the queue and the dupefilter
 (persistent, deleted with them when a harvest starts afresh).  A report sent
