@@ -628,15 +628,15 @@ class Harvest:
         than the run of useless pages the rule allows).  Targets linked only from pages of a class
         farther than the page linking them (geos: ~30 class pages linked only from source listings
         reached through directory pages, which only source listings link; qtbase: classes linked only
-        from obsolete-members pages) are reached no other way.  A collection is re-checked once, and
-        only if it holds URLs no other collection of a fetched page links: one whose URLs other pages
-        offer too leads nowhere they did not (the demo's footers, its news archive, a book's author
-        that the category pages list too), and probing it only spends the budget that the
-        collections of novel URLs need (the demo's 900-page harvest fetched ~650 or ~840 pages
-        depending on which got there first).  The number of
-        collections opened (0: nothing left to try).  The URLs parked meanwhile (quiet hubs) whose
-        collection was found dead since are held by it first, as :meth:`pop` holds them, so the re-check
-        sees them whether they were handed out before or after their collection died."""
+        from obsolete-members pages) are reached no other way.
+
+        A collection is re-checked once, and only if it holds URLs no other collection of a fetched
+        page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
+        footers, its news archive, a book's author that the category pages list too), and probing it
+        spends the budget the collections of novel URLs need (the demo's 900-page harvest fetched ~650
+        or ~840 pages depending on which got the budget first).  The URLs parked meanwhile (quiet
+        hubs) whose collection was found dead since are held by it first, as :meth:`pop` holds them.
+        Returns the number of collections opened (0: nothing left to try)."""
         parked, self.parked = self.parked, []
         for entry in parked:
             if self.skipped(entry):
