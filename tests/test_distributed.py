@@ -262,11 +262,31 @@ def test_plan_reports_reach_the_other_workers_once(job):
     server.close()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known miss, issue 15: since the harvest re-checks skipped collections when its plan runs dry (issue 14), "
-    "one process fetches ~650 pages and three shared workers 565-615: the re-check does not run the same way "
-    "on a shared plan, so the pages-fetched bound (one exploration budget, 43) fails in about 2 runs of 3; "
-    "every book is still stored exactly once"))
+def test_a_recheck_round_is_the_jobs_and_read_once(job):
+    """Two workers that find the job's plan dry at once both send re-check round 1: a third reads it once,
+    and a later round again; a URL a worker took back from the queue (a dead collection's) reaches every
+    plan."""
+    from structcrawl.crawling.sharedplan import PlanStream, Recheck
+
+    server = redis.Redis.from_url(REDIS)
+    key = f"structcrawl:{job}:requests:plan"
+    a, b, c = (PlanStream(server, key, w) for w in "abc")
+    reviews = (6, "section.reviews/a")
+    a.recheck()
+    b.recheck()
+    a.exchange()
+    b.exchange()  # reads a's round 1: one b sent already
+    assert (a.rechecks, b.rechecks) == (1, 1)
+    assert c.exchange() == [Recheck(1)]
+    b.hold(Entry("http://a.test/review/3", reviews, "http://a.test/book/1.html", False))
+    b.recheck()
+    b.send()  # no read
+    held, second = c.exchange()
+    assert held.held and held.entry() == Entry("http://a.test/review/3", reviews, "http://a.test/book/1.html", False)
+    assert second == Recheck(2) and a.exchange()[-1] == Recheck(2)
+    server.close()
+
+
 def test_three_workers_record_every_target_once(demo, model, pg_url, job, tmp_path):  # noqa: F811
     """``structcrawl harvest --redis --workers 3``: every book in PostgreSQL once; the three workers together
     fetch what one harvest process fetches, give or take the exploration budget."""

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from structcrawl.analysis.harvestplan import FAR, PROBE_PAGES, QUIET_MIN, Harvest, class_distances
+from structcrawl.analysis.harvestplan import (
+    DEAD_WINDOW,
+    FAR,
+    PROBE_PAGES,
+    QUIET_MIN,
+    Entry,
+    Harvest,
+    class_distances,
+)
 
 H = "http://shop.test"
 MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
@@ -201,6 +209,30 @@ def test_when_the_plan_runs_dry_a_skipped_collection_is_rechecked_and_followed_w
     assert h.recheck() == 0  # each collection once
 
 
+def test_a_collection_the_recheck_opened_is_followed_to_its_end():
+    """The dead rule does not close a collection the re-check opened: the re-check found targets where the
+    plan had stopped looking, and the pages that lead there are rarer than the run the rule allows
+    (geos: the directories' source listings that show a class no page fetched links, 22 of 142)."""
+    h = harvest(minimum=20)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    drain(h)
+    reviews = [H + f"/review/{i}" for i in range(1, 30)]
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+    assert h.recheck() == 1
+    first = h.pop()
+    h.page(first.url, (2, REVIEWS), 3, {BACK: [H + "/item/9"]}, explore=True)  # pays
+    assert h.collections[(2, REVIEWS)].widened
+    rest = [u for u in drain(h) if u.startswith(H + "/review/")]
+    for url in rest:  # none shows anything new
+        h.page(url, (2, REVIEWS), 3, {BACK: [H + "/item/1"]})
+    assert h.collections[(2, REVIEWS)].decision == "follow"
+    assert len(rest) == len(reviews) - 1 > 2 * DEAD_WINDOW
+
+
 def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
     doc = document()
     samples = {0: ["/"], 1: ["/list/1", "/list/2"], 2: ["/item/1", "/item/2"], 3: ["/about", "/help/faq"]}
@@ -214,3 +246,45 @@ def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
     assert h.page(H + "/item/7/src", (1, ITEMS), 3, {}).kind != "target"  # the item pattern does not match
     assert h.page(H + "/list/item/3", (1, PAGER), 1, {}).kind != "target"  # class 1's URLs say list
     assert h.harvested == 1 and h.summary()[2]["harvested"] == 1
+
+
+def test_a_rechecked_collection_needs_urls_no_other_collection_links():
+    """The re-check probes URLs that only the skipped collection links: one whose URLs other fetched pages
+    link too leads nowhere those pages did not offer (the demo's footers, a book's author byline that the
+    category pages list too), and its probes would only spend the budget."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": ODD, "target": 3, "count": 5})  # an item's best reviews
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=20)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1", H + "/item/2"]})
+    drain(h)
+    reviews = [H + f"/review/{i}" for i in range(1, 4)]
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+    h.page(H + "/item/2", (1, ITEMS), 2, {ODD: reviews})  # both skipped: reviews are farther than an item
+    assert drain(h) == []
+    assert h.recheck() == 0
+
+
+def test_a_url_of_a_collection_found_dead_once_handed_out_is_held_for_the_recheck():
+    """A shared harvest's worker takes a request of a dead collection back from the queue (Harvest.hold),
+    as pop does in one process: the URL is held by its collection, where the re-check probes it."""
+    h = harvest(minimum=20)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: [H + "/review/1"]})
+    assert drain(h) == []
+    h.collections[(2, REVIEWS)].held.clear()  # as if followed once: its URL was handed out
+    h.queued.add(H + "/review/1")
+    entry = Entry(H + "/review/1", (2, REVIEWS), H + "/item/1", False)
+    assert h.skipped(entry)
+    h.hold(entry)
+    h.hold(entry)  # told twice (a report resent): held once
+    assert h.collections[(2, REVIEWS)].held == [(H + "/review/1", H + "/item/1")]
+    assert h.recheck() == 1 and drain(h) == [H + "/review/1"]

@@ -50,6 +50,13 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   stopped paying goes on while the harvest still finds targets (erlang's
   application front pages show modules that the module pages fetched first
   had shown, but only they lead to the applications not visited yet).
+* **Re-check.**  When the plan runs dry, the skipped collections holding URLs
+  that no other collection links are probed again within the exploration
+  budget (``RECHECK_PAGES`` each); one that pays is followed to its end
+  (:meth:`Harvest.recheck`).  A URL handed out whose collection was found dead
+  since is held by it (:meth:`Harvest.hold`), where the re-check finds it.
+  Shared by several workers, the re-check is one decision of the job
+  (``structcrawl.crawling.sharedplan``).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -474,9 +481,18 @@ class Harvest:
 
     def hubs_quiet(self) -> bool:
         """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
-        least) shown no new target and no new URL nearer the targets?  A shared harvest parks hub
-        requests in Redis then: the per-class count of ``quiet_hub`` is one worker's alone."""
+        least) shown no new target and no new URL nearer the targets?"""
         return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+
+    def waits(self, entry: Entry) -> bool:
+        """Is ``entry``, handed out, a URL of a quiet hub class (:meth:`quiet_hub`, by the class it is
+        predicted to be)?  :meth:`pop` parks it; a shared harvest's worker parks its request in Redis.
+        (The class's own count too, not only the harvest's: every worker's plan is fed every page, so
+        both are the job's; parking on the harvest's count alone put the demo's author pages aside
+        before their collection was found dead, where the re-check did not find them.)"""
+        if entry.key is None or entry.explore:  # a start URL, a probe: never parked
+            return False
+        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)))
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
@@ -501,7 +517,7 @@ class Harvest:
             self._release(key, col)
         elif col.decision == EXPLORE and col.fetched >= PROBE_PAGES:
             col.decision = SKIP
-        elif (col.decision == FOLLOW and self._run_is_telling(col)
+        elif (col.decision == FOLLOW and not col.widened and self._run_is_telling(col)
               and not any(t in self.targets for t in self.links.get(key, ()))
               and not any(t in self.targets for t in col.outcomes)):
             col.decision = SKIP
@@ -551,15 +567,28 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket != SEEDS and self.quiet_hub(bucket[1] if isinstance(bucket, tuple) else bucket):
+            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket)):
                 self.parked.append(entry)
                 continue
-            if entry.key is not None and self.collections[entry.key].decision == SKIP:
-                self.queued.discard(entry.url)  # a dead collection: another one may still bring it
-                self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+            if self.skipped(entry):
+                self.hold(entry)
                 continue
             return entry
         return None
+
+    def skipped(self, entry: Entry) -> bool:
+        """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
+        harvest's worker may take a request before it reads the page that showed it.)"""
+        col = self.collections.get(entry.key) if entry.key is not None else None
+        return col is not None and col.decision == SKIP
+
+    def hold(self, entry: Entry) -> None:
+        """``entry``, handed out, is of a dead collection (:meth:`skipped`): it waits among the URLs that
+        collection holds, where a re-check finds it, and another collection may still bring it.  (A
+        shared harvest's worker takes it back from the queue in Redis, and every worker's plan is told.)"""
+        if entry.url in self.queued and entry.url not in self.done:  # not told twice
+            self.queued.discard(entry.url)
+            self.collections[entry.key].held.append((entry.url, entry.referer or ""))
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
@@ -594,11 +623,26 @@ class Harvest:
         """The plan ran dry (nothing waiting, nothing in flight): probe again, within the exploration
         budget, the skipped collections that lead to a class from which targets are reachable, nearest
         first; one whose probe shows a new target or a new URL nearer the targets is followed to any
-        such class, farther ones too.  Targets linked only from pages of a class farther than the page
-        linking them (geos: ~30 class pages linked only from source listings reached through directory
-        pages, which only source listings link; qtbase: classes linked only from obsolete-members
-        pages) are reached no other way.  Each collection is re-checked once.  The number of
-        collections opened (0: nothing left to try)."""
+        such class, farther ones too, and to its end (the dead rule no longer closes it: geos's
+        directory pages whose source listings show a class no page fetched links are 22 of 142, rarer
+        than the run of useless pages the rule allows).  Targets linked only from pages of a class
+        farther than the page linking them (geos: ~30 class pages linked only from source listings
+        reached through directory pages, which only source listings link; qtbase: classes linked only
+        from obsolete-members pages) are reached no other way.
+
+        A collection is re-checked once, and only if it holds URLs no other collection of a fetched
+        page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
+        footers, its news archive, a book's author that the category pages list too), and probing it
+        spends the budget the collections of novel URLs need (the demo's 900-page harvest fetched ~650
+        or ~840 pages depending on which got the budget first).  The URLs parked meanwhile (quiet
+        hubs) whose collection was found dead since are held by it first, as :meth:`pop` holds them.
+        Returns the number of collections opened (0: nothing left to try)."""
+        parked, self.parked = self.parked, []
+        for entry in parked:
+            if self.skipped(entry):
+                self.hold(entry)
+            else:
+                self.parked.append(entry)
         if self.explore_budget() <= 0:
             return 0
         ranked: dict[str, list] = {SKIP: [], FOLLOW: []}
@@ -608,7 +652,8 @@ class Harvest:
             seen = self.links.get(key, Counter()) + col.outcomes
             nearest = min((self.dist.get(c, FAR) for c in seen if c is not None), default=FAR)
             novel = sum(1 for u, _r in col.held if self.sightings[u] <= 1 and u not in self.queued)
-            ranked[col.decision].append((nearest, -novel, key))
+            if novel:
+                ranked[col.decision].append((nearest, -novel, key))
         # skipped collections first; the URLs a followed collection held back (predicted of a class
         # farther away: ghc's user guide, which alone links one library's modules) once none is left
         chosen = ranked[SKIP] or ranked[FOLLOW]
@@ -631,7 +676,7 @@ class Harvest:
         if entry.key is None or entry.explore:
             return 1
         bucket = self._bucket(entry.key, entry.url)
-        cls = bucket[1] if isinstance(bucket, tuple) else bucket
+        cls = _bucket_class(bucket)
         distance = FAR if cls is None else self.dist.get(cls, FAR)
         if distance == 0:
             return 0
@@ -684,6 +729,11 @@ class Harvest:
                 row["estimated"] = self.harvested_of[cls] + round(sum(self._share(key, {cls}) for key in waiting))
             rows.append(row)
         return rows
+
+
+def _bucket_class(bucket: Bucket) -> int | None | str:
+    """The class of a bucket's URLs (the class of a (LISTINGS, class) bucket)."""
+    return bucket[1] if isinstance(bucket, tuple) else bucket
 
 
 def _site_path(url: str) -> str:

@@ -1,13 +1,16 @@
 """scrapy-redis's scheduler for many harvest workers on one queue (issue 15).
 
-``scrapy_redis.scheduler.Scheduler`` with three changes, each because
-scrapy-redis alone loses requests:
+``scrapy_redis.scheduler.Scheduler`` with these changes, the first two and the
+last because scrapy-redis alone loses requests:
 
 * its queue is :class:`~structcrawl.crawling.leasequeue.LeasedPriorityQueue`:
   a request taken is a lease of this worker until the spider acknowledges it
   (:meth:`LeasingScheduler.ack`), handed out again if the worker dies;
 * a new request is checked against the dupefilter and queued in one step
   (scrapy-redis does ``SADD`` then ``ZADD``: a kill in between loses the URL);
+* a request the spider defers is parked in Redis, or withdrawn (its lease and
+  fingerprint dropped) when its URL goes back to the harvest plan
+  (``spider.defers``, PARK or WITHDRAW);
 * the Redis client retries a lost connection for ``STRUCTCRAWL_REDIS_WAIT``
   seconds (a Redis restart: the worker waits and goes on) instead of failing
   the first call (rmax/scrapy-redis#108: "when redis is breakdown, the spider
@@ -51,6 +54,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: What ``spider.defers(request)`` asks of the scheduler: park the request in Redis (until ``unpark``), or
+#: take it out of the job (its lease and fingerprint gone: the spider holds it and may queue it again).
+PARK, WITHDRAW = "park", "withdraw"
 #: Longest pause, in seconds, between two attempts to reach a Redis that went away.
 RETRY_CAP = 1.0
 
@@ -159,16 +165,21 @@ class LeasingScheduler(Scheduler):
 
     def next_request(self) -> Request | None:
         """The next request of the shared queue, of at least ``spider.min_priority()``; one the spider
-        defers (``spider.defers(request)``) is parked in Redis instead, and the next one taken."""
+        defers (``spider.defers(request)``) is parked in Redis instead (PARK) or taken out of the job
+        (WITHDRAW: the spider keeps it), and the next one taken."""
         defers = getattr(self.spider, "defers", None)
         min_priority = getattr(self.spider, "min_priority", None)
         while True:
             request = self.queue.pop(min_priority=min_priority() if min_priority is not None else None)
-            if request is None or defers is None or not defers(request):
+            verdict = None if request is None or defers is None else defers(request)
+            if verdict is None:
                 break
-            self.queue.park(request)
+            if verdict == WITHDRAW:
+                self.queue.withdraw(request, self.df.request_fingerprint(request), self.df.key)
+            else:
+                self.queue.park(request)
             if self.stats:
-                self.stats.inc_value("scheduler/parked/redis")
+                self.stats.inc_value(f"scheduler/{'withdrawn' if verdict == WITHDRAW else 'parked'}/redis")
         if request is not None and self.stats:
             self.stats.inc_value("scheduler/dequeued/redis")
         return request

@@ -201,6 +201,16 @@ class LeasedPriorityQueue(PriorityQueue):
         lease = request.meta.pop(LEASE)
         self._park(keys=[self.key, self.parked_key, self.leases_key(lease[0])], args=[lease[1]])
 
+    def withdraw(self, request: Request, fingerprint: str, dupefilter_key: str) -> None:
+        """Take a leased request out of the job: its lease forgotten, its fingerprint out of the dupefilter
+        (a URL of a collection the harvest found dead, which its plan holds: another collection, or a
+        re-check of this one, may queue it again)."""
+        lease = request.meta.pop(LEASE)
+        with self.server.pipeline() as pipe:  # MULTI: both or neither
+            pipe.hdel(self.leases_key(lease[0]), lease[1])
+            pipe.srem(dupefilter_key, fingerprint)
+            pipe.execute()
+
     def unpark(self) -> int:
         """Every parked request back in the queue; how many."""
         return int(self._unpark(keys=[self.key, self.parked_key]))

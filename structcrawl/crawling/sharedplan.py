@@ -23,6 +23,25 @@ lists the URLs that worker queued since its last report: another worker's
 plan, fed the same page, wants the same URLs, and skips those instead of
 asking Redis's dupefilter again for each.
 
+The plan running dry is a report too.  A one-process harvest re-checks the
+skipped collections when nothing is waiting and nothing is in flight
+(``Harvest.recheck``, issue 14); shared, that moment is the job's, not a
+worker's: no request queued in Redis nor leased by any worker.  The worker
+that finds it so first reads the stream to its end (every page acknowledged
+is reported), re-checks its plan and appends a **re-check** report, round
+*k* of the job, before it queues the probes; every other worker re-checks its
+plan when it reads that report, at the same place in the stream's order, so
+all plans open the same collections and hand out the same probes (queued
+once: the dupefilter and the URLs each report lists), counted against one
+budget.  Two workers that ran dry at the same moment both send round *k*; the
+second one read is skipped.  (Each worker re-checking on its own, whenever its
+own plan ran dry, probed three times over: 776–806 pages fetched against one
+process's ~650 on the 900-page demo.)  What a re-check probes is what the
+skipped collections hold: a worker that takes from the queue a request of a
+collection its plan found dead sends a **hold** report before the queue forgets
+the request, and every plan holds the URL in that collection
+(``Harvest.hold``), as the one-process plan does when it pops one.
+
 The stream is the job's state in Redis, like the queue and the dupefilter
 (persistent, deleted with them when a harvest starts afresh).  A report sent
 twice (the client resends a command whose reply a restarting Redis lost) is
@@ -53,6 +72,7 @@ class Report:
     explore: bool
     queued: list[str]  #: URLs the worker queued since its previous report
     failed: bool = False
+    held: bool = False  #: a URL of a dead collection that worker took back from the queue (``Harvest.hold``)
     alias: bool = False  #: a failure: it redirected to a page fetched already
     referer: str | None = None
     cls: int | None = None
@@ -61,6 +81,13 @@ class Report:
 
     def entry(self) -> Entry:
         return Entry(self.url, self.key, self.referer, self.explore)
+
+
+@dataclass
+class Recheck:
+    """A worker found the job's plan run dry and re-checked the skipped collections (round ``round``)."""
+
+    round: int
 
 
 def _pack(report: dict[str, Any]) -> str:
@@ -88,6 +115,7 @@ class PlanStream:
         self.sent = 0  #: this worker's reports so far (the sequence number of the last)
         self.last_id = "-"  #: the stream entry read last ("-": none yet)
         self.read: dict[str, int] = {}  #: worker -> sequence number of its last report read
+        self.rechecks = 0  #: re-check rounds of the job, sent or read
 
     def page(self, url: str, key: Key | None, cls: int | None, sightings: Iterable[tuple[str, Key]],
              explore: bool, requested: str, queued: list[str]) -> None:
@@ -103,11 +131,30 @@ class PlanStream:
         self._add({"f": entry.url, "k": entry.key, "ref": entry.referer, "x": entry.explore, "a": alias,
                    "q": queued})
 
+    def hold(self, entry: Entry) -> None:
+        """A URL of a dead collection this worker took back from the queue: every plan holds it."""
+        self._add({"h": entry.url, "k": entry.key, "ref": entry.referer})
+
+    def recheck(self) -> None:
+        """The job's plan ran dry and this worker's plan re-checked: the next round of the job."""
+        self.rechecks += 1
+        self._add({"rc": self.rechecks})
+
     def _add(self, report: dict[str, Any]) -> None:
         self.sent += 1
         self.outbox.append({"w": self.worker, "n": self.sent, **report})
 
-    def exchange(self, also: Callable[[Any], object] | None = None) -> list[Report]:
+    def send(self, also: Callable[[Any], object] | None = None) -> None:
+        """Send this worker's reports, then the commands ``also`` adds to the pipeline; read nothing."""
+        with self.server.pipeline(transaction=False) as pipe:
+            for report in self.outbox:
+                pipe.xadd(self.key, {FIELD: _pack(report)})
+            if also is not None:
+                also(pipe)
+            pipe.execute()
+        self.outbox = []
+
+    def exchange(self, also: Callable[[Any], object] | None = None) -> list[Report | Recheck]:
         """Send this worker's reports; the other workers' reports not read yet, in the stream's order
         (one round trip, with the commands ``also`` adds to its pipeline)."""
         with self.server.pipeline(transaction=False) as pipe:
@@ -118,7 +165,7 @@ class PlanStream:
             pipe.xrange(self.key, min=self.last_id if self.last_id == "-" else f"({self.last_id}")
             entries = pipe.execute()[-1]
         self.outbox = []
-        reports = []
+        reports: list[Report | Recheck] = []
         for entry_id, fields in entries:
             self.last_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
             data = _unpack(fields[FIELD.encode()] if FIELD.encode() in fields else fields[FIELD])
@@ -126,7 +173,13 @@ class PlanStream:
             if worker == self.worker or n <= self.read.get(worker, 0):
                 continue  # this worker's own, or one sent twice
             self.read[worker] = n
-            if "f" in data:
+            if "rc" in data:
+                if data["rc"] > self.rechecks:  # not a round this worker sent or read already
+                    self.rechecks = data["rc"]
+                    reports.append(Recheck(data["rc"]))
+            elif "h" in data:
+                reports.append(Report(data["h"], _key(data["k"]), False, [], held=True, referer=data["ref"]))
+            elif "f" in data:
                 reports.append(Report(data["f"], _key(data["k"]), bool(data["x"]), data["q"], failed=True,
                                       alias=bool(data["a"]), referer=data["ref"]))
             else:

@@ -39,7 +39,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 
 from structcrawl.analysis.classify import Classifier
-from structcrawl.analysis.harvestplan import SKIP, Entry, Harvest
+from structcrawl.analysis.harvestplan import Entry, Harvest
 from structcrawl.core.explorer import Scope
 from structcrawl.core.features import extract
 from structcrawl.core.traps import TrapDetector
@@ -48,6 +48,7 @@ from structcrawl.crawling.arguments import StartError
 from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
 from structcrawl.crawling.refusals import refusal
 from structcrawl.crawling.responses import is_html
+from structcrawl.crawling.sharedplan import PlanStream, Recheck
 from structcrawl.files import atomic_write
 from structcrawl.report.harvest import SUMMARY_FORMAT
 from structcrawl.sitemodel import MDL_DECIMALS
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-    from structcrawl.crawling.sharedplan import PlanStream, Report
+    from structcrawl.crawling.sharedplan import Report
     from structcrawl.store.harvest import HarvestStore
     from structcrawl.store.workers import SharedHarvestStore
 
@@ -135,6 +136,7 @@ class HarvestSpider(scrapy.Spider):
         self.plan: PlanStream | None = None  #: a shared harvest: the pages of every worker (crawling.sharedplan)
         self.elsewhere: set[str] = set()  #: a shared harvest: URLs another worker queued, not to queue again
         self._queued: list[str] = []  #: a shared harvest: URLs this worker queued since its last page report
+        self._swept = 0  #: a shared harvest: the re-check round before which it judged the parked requests again
         db = settings.get("STRUCTCRAWL_DB")
         if settings.get("REDIS_URL"):
             from structcrawl.crawling.distributed import check_redis, worker_name
@@ -178,8 +180,6 @@ class HarvestSpider(scrapy.Spider):
     # -- handing out ------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.shared is not None:
-            from structcrawl.crawling.sharedplan import PlanStream
-
             scheduler = self.crawler.engine.scheduler
             self.plan = PlanStream(scheduler.server, scheduler.queue.plan_key, self.worker_name)
             self._exchange()  # a worker joining late learns what the others did so far
@@ -374,17 +374,24 @@ class HarvestSpider(scrapy.Spider):
         new URLs that make a hub page unnecessary): targets, seeds and probes only otherwise."""
         return 0 if len(self.crawler.engine.downloader.active) >= self.hub_inflight else None
 
-    def defers(self, request: scrapy.Request) -> bool:
-        """A shared harvest: is ``request`` of a collection this worker found dead, or a hub page while its
-        hubs are quiet?  The scheduler parks it in Redis then, as :meth:`Harvest.pop` keeps it aside in
-        the one-process harvest (URLs queued at once in Redis would otherwise all be fetched)."""
+    def defers(self, request: scrapy.Request) -> str | None:
+        """A shared harvest: is ``request`` of a collection found dead (WITHDRAW: the plan holds its URL, as
+        :meth:`Harvest.pop` does in the one-process harvest, where a re-check finds it), or a hub page while
+        the hubs are quiet (PARK: it waits in Redis until a page shows something new)?  URLs queued at once
+        in Redis would otherwise all be fetched."""
+        from structcrawl.crawling.distributed import PARK, WITHDRAW
+
         entry: Entry | None = request.meta.get(META_KEY)
         if entry is None:
-            return False
-        collection = self.harvest.collections.get(entry.key) if entry.key is not None else None
-        if collection is not None and collection.decision == SKIP:
-            return True
-        return request.priority < 0 and self.harvest.hubs_quiet()
+            return None
+        if self.harvest.skipped(entry):
+            self.harvest.hold(entry)
+            self.elsewhere.discard(entry.url)
+            if self.plan is not None:
+                self.plan.hold(entry)
+                self.plan.send()  # every plan holds it before the queue forgets it
+            return WITHDRAW
+        return PARK if self.harvest.waits(entry) else None
 
     def _ack(self, request: scrapy.Request) -> None:
         """A shared harvest: the request's outcome is durable, the scheduler forgets its lease; in the same
@@ -412,7 +419,14 @@ class HarvestSpider(scrapy.Spider):
         if reports:
             self._top_up()
 
-    def _replay(self, report: Report) -> None:
+    def _replay(self, report: Report | Recheck) -> None:
+        if isinstance(report, Recheck):  # another worker found the job's plan run dry first
+            self.harvest.recheck()
+            return
+        if report.held:
+            self.harvest.hold(report.entry())
+            self.elsewhere.discard(report.url)
+            return
         if report.failed:
             self.harvest.failed(report.entry(), report.alias)
         else:
@@ -440,7 +454,10 @@ class HarvestSpider(scrapy.Spider):
 
     def _shared_idle(self) -> None:
         """Idle, a worker of a shared harvest waits while any worker holds a request or any is queued
-        (those may still bring new URLs); the harvest is done when neither is left."""
+        (those may still bring new URLs).  When neither is left the job's plan ran dry: the worker that
+        finds it so first re-checks the skipped collections for the whole job (one round, sent on the
+        plan stream before its probes are queued: crawling.sharedplan); the harvest is done when that
+        opens nothing."""
         scheduler = self.crawler.engine.scheduler
         vanished = scheduler.drop_held()  # nothing of this worker is downloading or parsed now
         if vanished:
@@ -449,11 +466,26 @@ class HarvestSpider(scrapy.Spider):
         self._exchange()
         self._top_up()
         self.shared.heartbeat()
-        queued, leased = scheduler.backlog()
-        if queued or leased:
+        if any(scheduler.backlog()):
             raise DontCloseSpider
         if not self._budget_left():
             raise CloseSpider("max_pages")
+        # nothing queued nor leased: every page fetched is acknowledged, so reported; this worker's plan
+        # reads them all before it judges the plan dry
+        self._exchange()
+        if any(scheduler.backlog()):
+            raise DontCloseSpider
+        if self._swept <= self.plan.rechecks and scheduler.unpark():
+            # once a round, the requests parked in Redis (quiet hubs) are judged again before the re-check:
+            # those of a collection found dead since they were parked are withdrawn, held by every plan,
+            # where the re-check finds them (Harvest.recheck does the same with the one process's parked URLs)
+            self._swept = self.plan.rechecks + 1
+            raise DontCloseSpider
+        if self.harvest.recheck():
+            self.plan.recheck()
+            self._exchange()  # the round goes out before its probes are queued
+            self._top_up()
+            raise DontCloseSpider  # the probes' pages may open more; the next idle looks again
         self.harvest_done = True
 
     # -- the end ---------------------------------------------------------------------
