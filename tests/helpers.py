@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+import pytest
+
 from structcrawl.core.explorer import run_offline
 from structcrawl.core.features import extract
 from structcrawl.demo import hostile, server
@@ -104,9 +106,18 @@ def unused_port() -> int:
 
 def run(cmd: list[str], cwd: Path | str | None = PROJECT, stdin: str | None = None,
         timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run ``cmd`` to its end, output captured as text; ``cwd=None``: the test process's directory."""
-    return subprocess.run(cmd, cwd=None if cwd is None else str(cwd), input=stdin, capture_output=True, text=True,
-                          timeout=timeout)
+    """Run ``cmd`` to its end, output captured as text; ``cwd=None``: the test process's directory.
+    Past ``timeout`` the test fails with the end of what the command wrote: a hang is then
+    diagnosed from the CI log, not guessed at."""
+    try:
+        return subprocess.run(cmd, cwd=None if cwd is None else str(cwd), input=stdin, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        def tail(out: bytes | str | None) -> str:
+            text = out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+            return text[-4000:]
+        pytest.fail(f"{cmd[:4]}… still running after {timeout:.0f} s\n--- stderr (end) ---\n{tail(exc.stderr)}"
+                    f"\n--- stdout (end) ---\n{tail(exc.stdout)}", pytrace=False)
 
 
 def structcrawl(*args: str, cwd: Path | str | None = None, stdin: str | None = None,
