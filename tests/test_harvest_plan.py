@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from structcrawl.analysis.harvestplan import (
     DEAD_WINDOW,
     FAR,
     PROBE_PAGES,
     QUIET_MIN,
+    RECHECK_PAGES,
     Entry,
     Harvest,
     class_distances,
@@ -288,3 +291,44 @@ def test_a_url_of_a_collection_found_dead_once_handed_out_is_held_for_the_rechec
     h.hold(entry)  # told twice (a report resent): held once
     assert h.collections[(2, REVIEWS)].held == [(H + "/review/1", H + "/item/1")]
     assert h.recheck() == 1 and drain(h) == [H + "/review/1"]
+
+
+def test_a_rechecked_collection_whose_pages_lead_to_no_new_target_is_closed_again():
+    """The re-check opens a collection whose probes show new URLs nearer the targets; it stays open only if
+    its pages, or the pages they lead to within YIELD_HOPS, show a new target (the demo's news archive:
+    archive pages show new articles, which show known books only; the whole archive was fetched)."""
+    archive, article = 4, 5
+    date, articles, books = "p.date/a", "ul.news/li/a", "div.books/a"
+    for new_item in (False, True):
+        doc = document()
+        doc["classes"] += [{"id": archive, "size": 40, "url_pattern": r"^/archive/\d+$"},
+                           {"id": article, "size": 40, "url_pattern": r"^/article/\d+$"}]
+        doc["class_links"] += [{"source": s, "path": p, "target": t, "count": n}
+                               for s, p, t, n in ((2, date, archive, 40), (archive, articles, article, 40),
+                                                  (article, books, 2, 40))]
+        h = Harvest(doc, [2], explore_share=0.0, explore_min=40)
+        h.seed(H + "/")
+        drain(h)
+        h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+        drain(h)
+        h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+        drain(h)
+        h.page(H + "/item/1", (1, ITEMS), 2, {date: [H + f"/archive/{i}" for i in range(40)]})
+        assert drain(h) == []  # an archive is farther from the items than an item
+        assert h.recheck() == 1
+        fetched = Counter()
+        while (entry := h.pop()) is not None:
+            kind, number = entry.url.rsplit("/", 2)[-2:]
+            fetched[kind] += 1
+            if kind == "archive":
+                h.page(entry.url, entry.key, archive, {articles: [H + f"/article/{number}"]}, explore=entry.explore)
+            elif kind == "article":  # the first article shows an item no page showed, when new_item
+                shown = H + "/item/2" if new_item and fetched[kind] == 1 else H + "/item/1"
+                h.page(entry.url, entry.key, article, {books: [shown]})
+            else:
+                h.page(entry.url, entry.key, 2, {})
+        opened = h.collections[(2, date)]
+        if new_item:  # a new target two links from an archive page: followed to its end
+            assert fetched["archive"] == 40 and opened.decision == "follow"
+        else:
+            assert fetched["archive"] == RECHECK_PAGES and opened.decision == "skip"

@@ -53,7 +53,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
-  (:meth:`Harvest.recheck`).  A URL handed out whose collection was found dead
+  (:meth:`Harvest.recheck`) once its pages, or the pages they lead to within
+  ``YIELD_HOPS``, show a new target; one whose first ``RECHECK_PAGES`` pages
+  since the re-check led to none is closed again.  A URL handed out whose collection was found dead
   since is held by it (:meth:`Harvest.hold`), where the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
@@ -91,6 +93,11 @@ PROBE_PAGES = 5
 #: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
 #: 10 with 11 % (and did, on geos's class-member pages).
 RECHECK_PAGES = 20
+#: Links from a page of a collection the re-check opened within which a new target counts for that
+#: collection: its own pages (geos's source listings show new class pages), or the pages they lead to
+#: (ghc's user guide page shows a new module page, which shows new source pages).  The demo's news
+#: archive, opened by its probes' new article URLs, shows articles that show known books only.
+YIELD_HOPS = 2
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
 #: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
@@ -160,7 +167,8 @@ class _Collection:
     held: list[tuple[str, str]] = field(default_factory=list)  #: (url, referer) not queued (skipped, or waiting)
     probes: int = 0  #: URLs handed out to explore it
     rechecked: bool = False  #: probed again after the plan ran dry (once)
-    rechecks: int = 0  #: its pages fetched while re-checked
+    rechecks: int = 0  #: its pages fetched since the re-check (probes, then as opened)
+    yielded: int = 0  #: new targets shown since the re-check, on its pages or within YIELD_HOPS of them
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
@@ -228,6 +236,9 @@ class Harvest:
         #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
         self.redirected: Counter = Counter()
         self.landed: Counter = Counter()
+        #: URL -> (collection the re-check opened, links from one of its pages) of the URLs queued by the
+        #: pages of such a collection, within YIELD_HOPS
+        self.lineage: dict[str, tuple[Key, int]] = {}
 
     # -- the plan ----------------------------------------------------------------
     def hubs(self) -> set[int]:
@@ -397,6 +408,8 @@ class Harvest:
         here = FAR if cls is None else self.dist.get(cls, FAR)
         useful = kind == "target"
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
+        origin = self._origin(url, key, requested)
+        yields = useful  #: is a target or showed a new one (counted for ``origin``)
         self.pages_of[cls] += 1
         new: list[tuple[str, Key]] = []
         for path, urls in collections.items():
@@ -414,6 +427,8 @@ class Harvest:
                 predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
                 if col.decision == FOLLOW and self._wanted(ckey, u, predicted):
                     self._push(u, ckey, url, predicted)
+                    if origin is not None and origin[1] < YIELD_HOPS:
+                        self.lineage[u] = (origin[0], origin[1] + 1)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
                     # (a pager's page may list new targets even when this one listed none); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
@@ -421,6 +436,7 @@ class Harvest:
                         continue
                     if self.dist.get(predicted, FAR) < here or predicted in self.targets:
                         useful = pays = True
+                        yields = yields or predicted in self.targets
                         self.found_new[cls] += 1
                     elif predicted == cls:
                         useful = True
@@ -428,6 +444,8 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
+        if origin is not None and yields:
+            self.collections[origin[0]].yielded += 1
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         if pays and self.parked:
@@ -441,6 +459,15 @@ class Harvest:
             judged = pays if key[0] in self.targets or self._collection(key).widened else useful
             self._learn(key, cls, judged, explore, pays)
         return PageOutcome(kind, useful, new, target)
+
+    def _origin(self, url: str, key: Key | None, requested: str | None) -> tuple[Key, int] | None:
+        """(The collection the re-check opened, links from one of its pages) of a page fetched from ``key``:
+        (key, 0) for a page of such a collection (a probe, or its pages since it paid), else what the
+        page that queued it was within YIELD_HOPS, else None."""
+        col = self.collections.get(key) if key is not None else None
+        if col is not None and (col.decision == RECHECK or col.widened):
+            return key, 0
+        return self.lineage.get(requested or url) or self.lineage.get(url)
 
     def target_by_url(self, url: str, cls: int | None) -> int | None:
         """The target class a page of class ``cls`` (None: no class) is by its URL, when its structure's class
@@ -497,7 +524,7 @@ class Harvest:
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
         col.fetched += 1
-        if col.decision == RECHECK:
+        if col.decision == RECHECK or col.widened:
             col.rechecks += 1
         elif explore:  # also when a stored harvest is replayed: its probes are not handed out again
             col.probes = max(col.probes, col.fetched)
@@ -512,6 +539,11 @@ class Harvest:
             col.decision = col.before_recheck
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
+        elif col.widened and not col.yielded and col.rechecks >= RECHECK_PAGES:
+            # its probes paid by new URLs nearer the targets, but none of them led to a new target: a
+            # section of hubs that lead to targets known already (the demo's news archive: its pages show
+            # articles, which show known books); its waiting URLs are held, as a dead collection's
+            col.decision, col.widened = col.before_recheck, False
         elif col.decision == EXPLORE and self._leads(key[0], cls):
             col.decision = FOLLOW
             self._release(key, col)
