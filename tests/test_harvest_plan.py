@@ -229,7 +229,9 @@ def test_a_collection_the_recheck_opened_is_followed_to_its_end():
     first = h.pop()
     h.page(first.url, (2, REVIEWS), 3, {BACK: [H + "/item/9"]}, explore=True)  # pays
     assert h.collections[(2, REVIEWS)].widened
-    rest = [u for u in drain(h) if u.startswith(H + "/review/")]
+    drained = drain(h)
+    h.page(H + "/item/9", (3, BACK), 2, {})  # the target it led to
+    rest = [u for u in drained if u.startswith(H + "/review/")]
     for url in rest:  # none shows anything new
         h.page(url, (2, REVIEWS), 3, {BACK: [H + "/item/1"]})
     assert h.collections[(2, REVIEWS)].decision == "follow"

@@ -53,9 +53,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
-  (:meth:`Harvest.recheck`) once its pages, or the pages they lead to within
-  ``YIELD_HOPS``, show a new target; one whose first ``RECHECK_PAGES`` pages
-  since the re-check led to none is closed again.  A URL handed out whose collection was found dead
+  (:meth:`Harvest.recheck`) once one of its pages, or of the pages they lead
+  to within ``YIELD_HOPS``, is a target; one whose first ``RECHECK_PAGES``
+  pages since the re-check led to none is closed again.  A URL handed out whose collection was found dead
   since is held by it (:meth:`Harvest.hold`), where the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
@@ -93,10 +93,10 @@ PROBE_PAGES = 5
 #: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
 #: 10 with 11 % (and did, on geos's class-member pages).
 RECHECK_PAGES = 20
-#: Links from a page of a collection the re-check opened within which a new target counts for that
-#: collection: its own pages (geos's source listings show new class pages), or the pages they lead to
-#: (ghc's user guide page shows a new module page, which shows new source pages).  The demo's news
-#: archive, opened by its probes' new article URLs, shows articles that show known books only.
+#: Links from a page of a collection the re-check opened within which a target fetched counts for that
+#: collection: geos's source listings link new class pages (1), ghc's user guide links a new module
+#: page, which links new source pages (2).  The demo's news archive, opened by its probes' new article
+#: URLs, leads to none: its articles link known books, by aliases (``/b/N``) that look new until fetched.
 YIELD_HOPS = 2
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
@@ -168,7 +168,7 @@ class _Collection:
     probes: int = 0  #: URLs handed out to explore it
     rechecked: bool = False  #: probed again after the plan ran dry (once)
     rechecks: int = 0  #: its pages fetched since the re-check (probes, then as opened)
-    yielded: int = 0  #: new targets shown since the re-check, on its pages or within YIELD_HOPS of them
+    yielded: int = 0  #: targets fetched since the re-check: its pages, or pages within YIELD_HOPS of them
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
@@ -409,7 +409,6 @@ class Harvest:
         useful = kind == "target"
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
         origin = self._origin(url, key, requested)
-        yields = useful  #: is a target or showed a new one (counted for ``origin``)
         self.pages_of[cls] += 1
         new: list[tuple[str, Key]] = []
         for path, urls in collections.items():
@@ -436,7 +435,6 @@ class Harvest:
                         continue
                     if self.dist.get(predicted, FAR) < here or predicted in self.targets:
                         useful = pays = True
-                        yields = yields or predicted in self.targets
                         self.found_new[cls] += 1
                     elif predicted == cls:
                         useful = True
@@ -444,7 +442,7 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
-        if origin is not None and yields:
+        if origin is not None and kind == "target":
             self.collections[origin[0]].yielded += 1
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
@@ -540,7 +538,7 @@ class Harvest:
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
         elif col.widened and not col.yielded and col.rechecks >= RECHECK_PAGES:
-            # its probes paid by new URLs nearer the targets, but none of them led to a new target: a
+            # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
             # section of hubs that lead to targets known already (the demo's news archive: its pages show
             # articles, which show known books); its waiting URLs are held, as a dead collection's
             col.decision, col.widened = col.before_recheck, False
