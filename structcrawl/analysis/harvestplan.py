@@ -169,6 +169,7 @@ class _Collection:
     rechecked: bool = False  #: probed again after the plan ran dry (once)
     rechecks: int = 0  #: its pages fetched since the re-check (probes, then as opened)
     yielded: int = 0  #: targets fetched since the re-check: its pages, or pages within YIELD_HOPS of them
+    barren: bool = False  #: closed again: its re-check led to no target (URLs queued within YIELD_HOPS wait)
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
@@ -426,7 +427,9 @@ class Harvest:
                 predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
                 if col.decision == FOLLOW and self._wanted(ckey, u, predicted):
                     self._push(u, ckey, url, predicted)
-                    if origin is not None and origin[1] < YIELD_HOPS:
+                    if origin is not None and predicted == cls:  # its listing's next page: no hop farther
+                        self.lineage[u] = origin
+                    elif origin is not None and origin[1] < YIELD_HOPS:
                         self.lineage[u] = (origin[0], origin[1] + 1)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
                     # (a pager's page may list new targets even when this one listed none); not a URL
@@ -541,7 +544,7 @@ class Harvest:
             # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
             # section of hubs that lead to targets known already (the demo's news archive: its pages show
             # articles, which show known books); its waiting URLs are held, as a dead collection's
-            col.decision, col.widened = col.before_recheck, False
+            col.decision, col.widened, col.barren = col.before_recheck, False, True
         elif col.decision == EXPLORE and self._leads(key[0], cls):
             col.decision = FOLLOW
             self._release(key, col)
@@ -610,7 +613,15 @@ class Harvest:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
         harvest's worker may take a request before it reads the page that showed it.)"""
         col = self.collections.get(entry.key) if entry.key is not None else None
-        return col is not None and col.decision == SKIP
+        return col is not None and (col.decision == SKIP or self._barren(entry))
+
+    def _barren(self, entry: Entry) -> bool:
+        """Was ``entry``, not predicted a target, queued within YIELD_HOPS of a collection closed again after
+        its re-check (or by the pager of a listing so queued: the demo's archive months, each linking the
+        month before)?"""
+        origin = self.lineage.get(entry.url)
+        return (origin is not None and self.collections[origin[0]].barren
+                and self._bucket(entry.key, entry.url) not in self.targets)
 
     def hold(self, entry: Entry) -> None:
         """``entry``, handed out, is of a dead collection (:meth:`skipped`): it waits among the URLs that
@@ -618,6 +629,7 @@ class Harvest:
         shared harvest's worker takes it back from the queue in Redis, and every worker's plan is told.)"""
         if entry.url in self.queued and entry.url not in self.done:  # not told twice
             self.queued.discard(entry.url)
+            self.lineage.pop(entry.url, None)  # another collection that links it brings it on its own account
             self.collections[entry.key].held.append((entry.url, entry.referer or ""))
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
