@@ -167,9 +167,10 @@ class _Collection:
     held: list[tuple[str, str]] = field(default_factory=list)  #: (url, referer) not queued (skipped, or waiting)
     probes: int = 0  #: URLs handed out to explore it
     rechecked: bool = False  #: probed again after the plan ran dry (once)
-    rechecks: int = 0  #: its pages fetched since the re-check (probes, then as opened)
+    rechecks: int = 0  #: its pages fetched while re-checked, then since the re-check opened it
     yielded: int = 0  #: targets fetched since the re-check: its pages, or pages within YIELD_HOPS of them
     barren: bool = False  #: closed again: its re-check led to no target (URLs queued within YIELD_HOPS wait)
+    stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
@@ -446,7 +447,10 @@ class Harvest:
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
         if origin is not None and kind == "target":
-            self.collections[origin[0]].yielded += 1
+            opened = self.collections[origin[0]]
+            opened.yielded += 1
+            if opened.barren:  # a target came after all, from a page handed out before it closed
+                self._reopen(origin[0], opened)
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         if pays and self.parked:
@@ -535,6 +539,7 @@ class Harvest:
         if col.decision == RECHECK and pays:
             col.decision = FOLLOW
             col.widened = True
+            col.rechecks = 0
             self._release(key, col)
         elif col.decision == RECHECK and col.rechecks >= RECHECK_PAGES:
             col.decision = col.before_recheck
@@ -567,6 +572,18 @@ class Harvest:
         if not col.useful or not before:
             return True
         return (1 - col.useful / before) ** col.useless_run < DEAD_RISK
+
+    def _reopen(self, key: Key, col: _Collection) -> None:
+        """Follow again to its end a collection closed again after its re-check (:attr:`_Collection.barren`)
+        whose pages led to a target since: a target two links away may come after its RECHECK_PAGES pages
+        (geos's class-member pages: directory -> source listing -> class -> members)."""
+        col.decision, col.widened, col.barren = FOLLOW, True, False
+        self._release(key, col)
+        stalled, col.stalled = col.stalled, []
+        for entry, hops in stalled:
+            if entry.url not in self.queued:
+                self._push(entry.url, entry.key, entry.referer)
+                self.lineage[entry.url] = (key, hops)
 
     def _release(self, key: Key, col: _Collection) -> None:
         held, col.held = col.held, []
@@ -629,8 +646,12 @@ class Harvest:
         shared harvest's worker takes it back from the queue in Redis, and every worker's plan is told.)"""
         if entry.url in self.queued and entry.url not in self.done:  # not told twice
             self.queued.discard(entry.url)
-            self.lineage.pop(entry.url, None)  # another collection that links it brings it on its own account
-            self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+            # another collection that links it brings it on its own account
+            origin = self.lineage.pop(entry.url, None)
+            if self.collections[entry.key].decision != SKIP and origin is not None:  # held for its lineage
+                self.collections[origin[0]].stalled.append((entry, origin[1]))
+            else:
+                self.collections[entry.key].held.append((entry.url, entry.referer or ""))
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
