@@ -55,8 +55,10 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
   (:meth:`Harvest.recheck`) once one of its pages, or of the pages they lead
   to within ``YIELD_HOPS``, is a target; one whose first ``RECHECK_PAGES``
-  pages since the re-check led to none is closed again.  A URL handed out whose collection was found dead
-  since is held by it (:meth:`Harvest.hold`), where the re-check finds it.
+  pages since it paid led to none is closed again, and what it queued waits
+  (opened again if a target comes after all).  A URL handed out whose
+  collection was found dead since is held by it (:meth:`Harvest.hold`), where
+  the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
@@ -648,7 +650,7 @@ class Harvest:
             self.queued.discard(entry.url)
             # another collection that links it brings it on its own account
             origin = self.lineage.pop(entry.url, None)
-            if self.collections[entry.key].decision != SKIP and origin is not None:  # held for its lineage
+            if self.collections[entry.key].decision != SKIP and origin and self.collections[origin[0]].barren:
                 self.collections[origin[0]].stalled.append((entry, origin[1]))
             else:
                 self.collections[entry.key].held.append((entry.url, entry.referer or ""))
@@ -688,10 +690,12 @@ class Harvest:
         first; one whose probe shows a new target or a new URL nearer the targets is followed to any
         such class, farther ones too, and to its end (the dead rule no longer closes it: geos's
         directory pages whose source listings show a class no page fetched links are 22 of 142, rarer
-        than the run of useless pages the rule allows).  Targets linked only from pages of a class
-        farther than the page linking them (geos: ~30 class pages linked only from source listings
-        reached through directory pages, which only source listings link; qtbase: classes linked only
-        from obsolete-members pages) are reached no other way.
+        than the run of useless pages the rule allows) — if its pages, or the pages they lead to within
+        YIELD_HOPS, are targets at all: one whose RECHECK_PAGES pages since it paid led to none is closed
+        again (the demo's news archive, whose probes show new articles that link known books).
+        Targets linked only from pages of a class farther than the page linking them (geos: ~30 class
+        pages linked only from source listings reached through directory pages, which only source
+        listings link; qtbase: classes linked only from obsolete-members pages) are reached no other way.
 
         A collection is re-checked once, and only if it holds URLs no other collection of a fetched
         page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
