@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from structcrawl.analysis.harvestplan import (
     DEAD_WINDOW,
     FAR,
     PROBE_PAGES,
     QUIET_MIN,
+    RECHECK_PAGES,
     Entry,
     Harvest,
     class_distances,
@@ -226,7 +229,9 @@ def test_a_collection_the_recheck_opened_is_followed_to_its_end():
     first = h.pop()
     h.page(first.url, (2, REVIEWS), 3, {BACK: [H + "/item/9"]}, explore=True)  # pays
     assert h.collections[(2, REVIEWS)].widened
-    rest = [u for u in drain(h) if u.startswith(H + "/review/")]
+    drained = drain(h)
+    h.page(H + "/item/9", (3, BACK), 2, {})  # the target it led to
+    rest = [u for u in drained if u.startswith(H + "/review/")]
     for url in rest:  # none shows anything new
         h.page(url, (2, REVIEWS), 3, {BACK: [H + "/item/1"]})
     assert h.collections[(2, REVIEWS)].decision == "follow"
@@ -288,3 +293,52 @@ def test_a_url_of_a_collection_found_dead_once_handed_out_is_held_for_the_rechec
     h.hold(entry)  # told twice (a report resent): held once
     assert h.collections[(2, REVIEWS)].held == [(H + "/review/1", H + "/item/1")]
     assert h.recheck() == 1 and drain(h) == [H + "/review/1"]
+
+
+def test_a_rechecked_collection_whose_pages_lead_to_no_new_target_is_closed_again():
+    """The re-check opens a collection whose probes show new URLs nearer the targets; it stays open only if
+    its pages, or the pages they lead to within YIELD_HOPS, lead to a target page (the demo's news archive:
+    archive pages show new articles, which show known books only; the whole archive was fetched).  Closed
+    again, what it queued waits, the next pages of its pages' listing too (an archive month links the month
+    before)."""
+    archive, article = 4, 5
+    date, articles, books, prev = "p.date/a", "ul.news/li/a", "div.books/a", "a.prev"
+    for new_item in (False, True):
+        doc = document()
+        doc["classes"] += [{"id": archive, "size": 40, "url_pattern": r"^/archive/\d+$"},
+                           {"id": article, "size": 40, "url_pattern": r"^/article/\d+$"}]
+        doc["class_links"] += [{"source": s, "path": p, "target": t, "count": n}
+                               for s, p, t, n in ((2, date, archive, 40), (archive, articles, article, 40),
+                                                  (article, books, 2, 40), (archive, prev, archive, 40))]
+        h = Harvest(doc, [2], explore_share=0.0, explore_min=40)
+        h.seed(H + "/")
+        drain(h)
+        h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+        drain(h)
+        h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+        drain(h)
+        h.page(H + "/item/1", (1, ITEMS), 2, {date: [H + f"/archive/{i}" for i in range(40)]})
+        assert drain(h) == []  # an archive is farther from the items than an item
+        assert h.recheck() == 1
+        fetched = Counter()
+        while (entry := h.pop()) is not None:
+            kind, number = entry.url.rsplit("/", 2)[-2:]
+            fetched[kind] += 1
+            fetched[entry.key[1]] += 1
+            if kind == "archive":
+                earlier = {prev: [H + f"/archive/{int(number) + 100}"]} if int(number) < 100 else {}
+                h.page(entry.url, entry.key, archive, {articles: [H + f"/article/{number}"], **earlier},
+                       explore=entry.explore)
+            elif kind == "article":  # the first article shows an item no page showed, when new_item
+                shown = H + "/item/2" if new_item and fetched[kind] == 1 else H + "/item/1"
+                h.page(entry.url, entry.key, article, {books: [shown]})
+            else:
+                h.page(entry.url, entry.key, 2, {})
+        opened = h.collections[(2, date)]
+        if new_item:  # a target page two links from an archive page: followed to its end
+            assert fetched[date] == 40 and opened.decision == "follow"
+        else:
+            # the probe that opened it and RECHECK_PAGES pages more; of the months before they show, those
+            # handed out after it closed wait
+            assert fetched[date] == 1 + RECHECK_PAGES and opened.decision == "skip"
+            assert fetched[prev] < RECHECK_PAGES

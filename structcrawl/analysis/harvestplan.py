@@ -53,8 +53,12 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
-  (:meth:`Harvest.recheck`).  A URL handed out whose collection was found dead
-  since is held by it (:meth:`Harvest.hold`), where the re-check finds it.
+  (:meth:`Harvest.recheck`) once one of its pages, or of the pages they lead
+  to within ``YIELD_HOPS``, is a target; one whose first ``RECHECK_PAGES``
+  pages since it paid led to none is closed again, and what it queued waits
+  (opened again if a target comes after all).  A URL handed out whose
+  collection was found dead since is held by it (:meth:`Harvest.hold`), where
+  the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
@@ -91,6 +95,11 @@ PROBE_PAGES = 5
 #: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
 #: 10 with 11 % (and did, on geos's class-member pages).
 RECHECK_PAGES = 20
+#: Links from a page of a collection the re-check opened within which a target fetched counts for that
+#: collection: geos's source listings link new class pages (1), ghc's user guide links a new module
+#: page, which links new source pages (2).  The demo's news archive, opened by its probes' new article
+#: URLs, leads to none: its articles link known books, by aliases (``/b/N``) that look new until fetched.
+YIELD_HOPS = 2
 #: Non-useful pages in a row after which a followed collection that leads to no target class is dead.
 DEAD_WINDOW = 10
 #: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
@@ -160,7 +169,10 @@ class _Collection:
     held: list[tuple[str, str]] = field(default_factory=list)  #: (url, referer) not queued (skipped, or waiting)
     probes: int = 0  #: URLs handed out to explore it
     rechecked: bool = False  #: probed again after the plan ran dry (once)
-    rechecks: int = 0  #: its pages fetched while re-checked
+    rechecks: int = 0  #: its pages fetched while re-checked, then since the re-check opened it
+    yielded: int = 0  #: targets fetched since the re-check: its pages, or pages within YIELD_HOPS of them
+    barren: bool = False  #: closed again: its re-check led to no target (URLs queued within YIELD_HOPS wait)
+    stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
 
@@ -228,6 +240,9 @@ class Harvest:
         #: per URL shape (core.traps.url_shape): URLs that redirected elsewhere, URLs that did not
         self.redirected: Counter = Counter()
         self.landed: Counter = Counter()
+        #: URL -> (collection the re-check opened, links from one of its pages) of the URLs queued by the
+        #: pages of such a collection, within YIELD_HOPS
+        self.lineage: dict[str, tuple[Key, int]] = {}
 
     # -- the plan ----------------------------------------------------------------
     def hubs(self) -> set[int]:
@@ -397,6 +412,7 @@ class Harvest:
         here = FAR if cls is None else self.dist.get(cls, FAR)
         useful = kind == "target"
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
+        origin = self._origin(url, key, requested)
         self.pages_of[cls] += 1
         new: list[tuple[str, Key]] = []
         for path, urls in collections.items():
@@ -414,6 +430,10 @@ class Harvest:
                 predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
                 if col.decision == FOLLOW and self._wanted(ckey, u, predicted):
                     self._push(u, ckey, url, predicted)
+                    if origin is not None and predicted == cls:  # its listing's next page: no hop farther
+                        self.lineage[u] = origin
+                    elif origin is not None and origin[1] < YIELD_HOPS:
+                        self.lineage[u] = (origin[0], origin[1] + 1)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
                     # (a pager's page may list new targets even when this one listed none); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
@@ -428,6 +448,11 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
+        if origin is not None and kind == "target":
+            opened = self.collections[origin[0]]
+            opened.yielded += 1
+            if opened.barren:  # a target came after all, from a page handed out before it closed
+                self._reopen(origin[0], opened)
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         if pays and self.parked:
@@ -441,6 +466,15 @@ class Harvest:
             judged = pays if key[0] in self.targets or self._collection(key).widened else useful
             self._learn(key, cls, judged, explore, pays)
         return PageOutcome(kind, useful, new, target)
+
+    def _origin(self, url: str, key: Key | None, requested: str | None) -> tuple[Key, int] | None:
+        """(The collection the re-check opened, links from one of its pages) of a page fetched from ``key``:
+        (key, 0) for a page of such a collection (a probe, or its pages since it paid), else what the
+        page that queued it was within YIELD_HOPS, else None."""
+        col = self.collections.get(key) if key is not None else None
+        if col is not None and (col.decision == RECHECK or col.widened):
+            return key, 0
+        return self.lineage.get(requested or url) or self.lineage.get(url)
 
     def target_by_url(self, url: str, cls: int | None) -> int | None:
         """The target class a page of class ``cls`` (None: no class) is by its URL, when its structure's class
@@ -497,7 +531,7 @@ class Harvest:
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
         col.fetched += 1
-        if col.decision == RECHECK:
+        if col.decision == RECHECK or col.widened:
             col.rechecks += 1
         elif explore:  # also when a stored harvest is replayed: its probes are not handed out again
             col.probes = max(col.probes, col.fetched)
@@ -507,11 +541,17 @@ class Harvest:
         if col.decision == RECHECK and pays:
             col.decision = FOLLOW
             col.widened = True
+            col.rechecks = 0
             self._release(key, col)
         elif col.decision == RECHECK and col.rechecks >= RECHECK_PAGES:
             col.decision = col.before_recheck
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
+        elif col.widened and not col.yielded and col.rechecks >= RECHECK_PAGES:
+            # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
+            # section of hubs that lead to targets known already (the demo's news archive: its pages show
+            # articles, which show known books); its waiting URLs are held, as a dead collection's
+            col.decision, col.widened, col.barren = col.before_recheck, False, True
         elif col.decision == EXPLORE and self._leads(key[0], cls):
             col.decision = FOLLOW
             self._release(key, col)
@@ -534,6 +574,18 @@ class Harvest:
         if not col.useful or not before:
             return True
         return (1 - col.useful / before) ** col.useless_run < DEAD_RISK
+
+    def _reopen(self, key: Key, col: _Collection) -> None:
+        """Follow again to its end a collection closed again after its re-check (:attr:`_Collection.barren`)
+        whose pages led to a target since: a target two links away may come after its RECHECK_PAGES pages
+        (geos's class-member pages: directory -> source listing -> class -> members)."""
+        col.decision, col.widened, col.barren = FOLLOW, True, False
+        self._release(key, col)
+        stalled, col.stalled = col.stalled, []
+        for entry, hops in stalled:
+            if entry.url not in self.queued:
+                self._push(entry.url, entry.key, entry.referer)
+                self.lineage[entry.url] = (key, hops)
 
     def _release(self, key: Key, col: _Collection) -> None:
         held, col.held = col.held, []
@@ -580,7 +632,15 @@ class Harvest:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
         harvest's worker may take a request before it reads the page that showed it.)"""
         col = self.collections.get(entry.key) if entry.key is not None else None
-        return col is not None and col.decision == SKIP
+        return col is not None and (col.decision == SKIP or self._barren(entry))
+
+    def _barren(self, entry: Entry) -> bool:
+        """Was ``entry``, not predicted a target, queued within YIELD_HOPS of a collection closed again after
+        its re-check (or by the pager of a listing so queued: the demo's archive months, each linking the
+        month before)?"""
+        origin = self.lineage.get(entry.url)
+        return (origin is not None and self.collections[origin[0]].barren
+                and self._bucket(entry.key, entry.url) not in self.targets)
 
     def hold(self, entry: Entry) -> None:
         """``entry``, handed out, is of a dead collection (:meth:`skipped`): it waits among the URLs that
@@ -588,7 +648,12 @@ class Harvest:
         shared harvest's worker takes it back from the queue in Redis, and every worker's plan is told.)"""
         if entry.url in self.queued and entry.url not in self.done:  # not told twice
             self.queued.discard(entry.url)
-            self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+            # another collection that links it brings it on its own account
+            origin = self.lineage.pop(entry.url, None)
+            if self.collections[entry.key].decision != SKIP and origin and self.collections[origin[0]].barren:
+                self.collections[origin[0]].stalled.append((entry, origin[1]))
+            else:
+                self.collections[entry.key].held.append((entry.url, entry.referer or ""))
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
@@ -625,10 +690,12 @@ class Harvest:
         first; one whose probe shows a new target or a new URL nearer the targets is followed to any
         such class, farther ones too, and to its end (the dead rule no longer closes it: geos's
         directory pages whose source listings show a class no page fetched links are 22 of 142, rarer
-        than the run of useless pages the rule allows).  Targets linked only from pages of a class
-        farther than the page linking them (geos: ~30 class pages linked only from source listings
-        reached through directory pages, which only source listings link; qtbase: classes linked only
-        from obsolete-members pages) are reached no other way.
+        than the run of useless pages the rule allows) — if its pages, or the pages they lead to within
+        YIELD_HOPS, are targets at all: one whose RECHECK_PAGES pages since it paid led to none is closed
+        again (the demo's news archive, whose probes show new articles that link known books).
+        Targets linked only from pages of a class farther than the page linking them (geos: ~30 class
+        pages linked only from source listings reached through directory pages, which only source
+        listings link; qtbase: classes linked only from obsolete-members pages) are reached no other way.
 
         A collection is re-checked once, and only if it holds URLs no other collection of a fetched
         page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
