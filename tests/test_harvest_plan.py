@@ -93,12 +93,16 @@ def test_a_followed_collection_that_shows_nothing_new_dies():
 
 def listed(items: int = 8) -> Harvest:
     """A harvest that fetched the home page and one listing of ``items`` items, none fetched yet."""
-    h = harvest()
+    return through_listing(harvest(), [H + f"/item/{i}" for i in range(items)])
+
+
+def through_listing(h: Harvest, items: list[str]) -> Harvest:
+    """``h`` after fetching the home page and one listing of ``items`` (handed out, none fetched yet)."""
     h.seed(H + "/")
     drain(h)
     h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
     drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in range(items)]})
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: items})
     return h
 
 
@@ -126,12 +130,7 @@ def test_a_target_page_leads_to_its_listing_but_not_to_its_reviews():
     links, so it is followed; its reviews (one item each) are not."""
     doc = document()
     doc["class_links"].append({"source": 2, "path": CRUMB, "target": 1, "count": 40})
-    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-    drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=0), [H + "/item/1"])
     drain(h)
     h.page(H + "/item/1", (1, ITEMS), 2, {CRUMB: [H + "/list/9"], REVIEWS: [H + "/review/1"]})
     assert drain(h) == [H + "/list/9"]
@@ -193,12 +192,7 @@ def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():
 def test_when_the_plan_runs_dry_a_skipped_collection_is_rechecked_and_followed_when_it_pays():
     reviews = [H + f"/review/{i}" for i in range(1, 4)]
     for budget, expected in ((0, 0), (20, 1)):  # re-checks spend the exploration budget, nothing more
-        h = harvest(minimum=budget)
-        h.seed(H + "/")
-        drain(h)
-        h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-        drain(h)
-        h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+        h = through_listing(harvest(minimum=budget), [H + "/item/1"])
         drain(h)
         h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
         assert drain(h) == []  # reviews are farther from the items than an item
@@ -216,12 +210,7 @@ def test_a_collection_the_recheck_opened_is_followed_to_its_end():
     """The dead rule does not close a collection the re-check opened: the re-check found targets where the
     plan had stopped looking, and the pages that lead there are rarer than the run the rule allows
     (geos: the directories' source listings that show a class no page fetched links, 22 of 142)."""
-    h = harvest(minimum=20)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-    drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    h = through_listing(harvest(minimum=20), [H + "/item/1"])
     drain(h)
     reviews = [H + f"/review/{i}" for i in range(1, 30)]
     h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
@@ -259,12 +248,7 @@ def test_a_rechecked_collection_needs_urls_no_other_collection_links():
     category pages list too), and its probes would only spend the budget."""
     doc = document()
     doc["class_links"].append({"source": 2, "path": ODD, "target": 3, "count": 5})  # an item's best reviews
-    h = Harvest(doc, [2], explore_share=0.0, explore_min=20)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-    drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1", H + "/item/2"]})
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=20), [H + "/item/1", H + "/item/2"])
     drain(h)
     reviews = [H + f"/review/{i}" for i in range(1, 4)]
     h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
@@ -276,12 +260,7 @@ def test_a_rechecked_collection_needs_urls_no_other_collection_links():
 def test_a_url_of_a_collection_found_dead_once_handed_out_is_held_for_the_recheck():
     """A shared harvest's worker takes a request of a dead collection back from the queue (Harvest.hold),
     as pop does in one process: the URL is held by its collection, where the re-check probes it."""
-    h = harvest(minimum=20)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-    drain(h)
-    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+    h = through_listing(harvest(minimum=20), [H + "/item/1"])
     drain(h)
     h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: [H + "/review/1"]})
     assert drain(h) == []
@@ -310,12 +289,7 @@ def test_a_rechecked_collection_whose_pages_lead_to_no_new_target_is_closed_agai
         doc["class_links"] += [{"source": s, "path": p, "target": t, "count": n}
                                for s, p, t, n in ((2, date, archive, 40), (archive, articles, article, 40),
                                                   (article, books, 2, 40), (archive, prev, archive, 40))]
-        h = Harvest(doc, [2], explore_share=0.0, explore_min=40)
-        h.seed(H + "/")
-        drain(h)
-        h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-        drain(h)
-        h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1"]})
+        h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=40), [H + "/item/1"])
         drain(h)
         h.page(H + "/item/1", (1, ITEMS), 2, {date: [H + f"/archive/{i}" for i in range(40)]})
         assert drain(h) == []  # an archive is farther from the items than an item
