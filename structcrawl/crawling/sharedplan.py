@@ -144,22 +144,22 @@ class PlanStream:
         self.sent += 1
         self.outbox.append({"w": self.worker, "n": self.sent, **report})
 
-    def send(self, also: Callable[[Any], object] | None = None) -> None:
-        """Send this worker's reports, then the commands ``also`` adds to the pipeline; read nothing."""
+    def send(self) -> None:
+        """Send this worker's reports; read nothing."""
         with self.server.pipeline(transaction=False) as pipe:
-            for report in self.outbox:
-                pipe.xadd(self.key, {FIELD: _pack(report)})
-            if also is not None:
-                also(pipe)
+            self._write(pipe)
             pipe.execute()
         self.outbox = []
+
+    def _write(self, pipe: Any) -> None:
+        for report in self.outbox:
+            pipe.xadd(self.key, {FIELD: _pack(report)})
 
     def exchange(self, also: Callable[[Any], object] | None = None) -> list[Report | Recheck]:
         """Send this worker's reports; the other workers' reports not read yet, in the stream's order
         (one round trip, with the commands ``also`` adds to its pipeline)."""
         with self.server.pipeline(transaction=False) as pipe:
-            for report in self.outbox:
-                pipe.xadd(self.key, {FIELD: _pack(report)})
+            self._write(pipe)
             if also is not None:  # after the reports: a worker killed mid-send may leave a page reported
                 also(pipe)  # and not acknowledged (fetched again, reported twice), never the reverse
             pipe.xrange(self.key, min=self.last_id if self.last_id == "-" else f"({self.last_id}")
