@@ -330,9 +330,11 @@ def model_document(
         "class_links": links,
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
-        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling): a page
-        # is spelled with them before it is classified
-        "spelling": {"ids": sorted(model.speller.kept)},
+        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling) and the
+        # layout wrappers dropped from them ([place, wrapper steps]): a page is spelled with them
+        # before it is classified
+        "spelling": {"ids": sorted(model.speller.kept),
+                     "wrappers": [list(w) for w in sorted(model.speller.wrappers)]},
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
             for m in getattr(explorer, "merges", ())
@@ -579,8 +581,12 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     _expect(isinstance(spelling, dict) and isinstance(spelling.get("ids"), list)
             and all(isinstance(i, str) for i in spelling["ids"]),
             source, "missing or malformed 'spelling' section (expected {\"ids\": [strings]})")
+    wrappers = spelling.get("wrappers", [])  # models written before wrappers were dropped have none
+    _expect(isinstance(wrappers, list) and all(isinstance(w, list) and len(w) == 2
+                                               and all(isinstance(x, str) for x in w) for w in wrappers),
+            source, "malformed 'spelling.wrappers' (expected a list of [place, wrapper] string pairs)")
     model = rebuild_site_model(costs, specs)
-    model.speller = PathSpeller(spelling["ids"])
+    model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers])
     mdl = document["mdl"]
     try:
         model.model_bits = float(mdl.get("model_bits", 0.0))

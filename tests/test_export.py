@@ -42,6 +42,7 @@ def test_top_level_layout(crawl):
     assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
                         "spelling", "merges", "history", "checks"}
     assert doc["spelling"]["ids"] == sorted(crawl[2].model.speller.kept)
+    assert doc["spelling"]["wrappers"] == [list(w) for w in sorted(crawl[2].model.speller.wrappers)]
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
     explorer = crawl[2]
     assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
@@ -227,6 +228,19 @@ def test_inconsistent_class_is_rejected(crawl):
     doc = document(crawl)
     doc["classes"][0]["size"] = 0
     with pytest.raises(ModelFormatError, match="size must be a positive integer"):
+        loads_model(dumps(doc))
+
+
+def test_dropped_wrappers_travel_with_the_model(crawl):
+    doc = document(crawl)
+    doc["spelling"]["wrappers"] = [["html/body/div.main", "div.table/table/tr/td"]]
+    loaded = loads_model(dumps(doc))
+    assert loaded.site_model.speller.spell("html/body/div.main/div.table/table/tr/td/ul/li/a") \
+        == "html/body/div.main/ul/li/a"
+    del doc["spelling"]["wrappers"]  # a model written before wrappers were dropped
+    assert loads_model(dumps(doc)).site_model.speller.wrappers == frozenset()
+    doc["spelling"]["wrappers"] = [["only one"]]
+    with pytest.raises(ModelFormatError, match="spelling.wrappers"):
         loads_model(dumps(doc))
 
 

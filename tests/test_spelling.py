@@ -124,3 +124,48 @@ def test_a_crawl_keeps_one_class_for_pages_that_differ_only_by_their_headings():
     classes = {explorer.model.page_class[base + f"ref/{w}.html"] for w in words}
     assert len(classes) == 1
     assert not any("h3#" in k for k in explorer.model.speller.kept)
+
+
+MAIN = "html/body/div.main"
+PLAIN = f"{MAIN}/ul/li.fn/a"
+COLUMNS = f"{MAIN}/div.table/table/tr/td.col/ul/li.fn/a"
+
+
+def test_a_list_laid_out_in_columns_on_long_pages_is_spelled_as_the_plain_list():
+    # short member lists are a plain list, long ones the same list in the cells of a table
+    speller = PathSpeller()
+    for _ in range(2):
+        speller.observe(["html/body/div.nav/a", PLAIN])
+        speller.observe(["html/body/div.nav/a", COLUMNS])
+    assert speller.settle()
+    assert speller.spell(COLUMNS) == PLAIN
+    assert speller.wrappers == {(MAIN, "div.table/table/tr/td.col")}
+    # the model carries the wrappers: a speller built from them spells as this one
+    assert PathSpeller(speller.kept, speller.wrappers).spell(COLUMNS) == PLAIN
+
+
+def test_a_box_beside_the_plain_list_on_one_page_is_a_section_of_its_own():
+    speller = PathSpeller()
+    for _ in range(2):
+        speller.observe([PLAIN])
+        speller.observe([COLUMNS])
+    speller.observe([PLAIN, COLUMNS])  # both forms on one page: not one list laid out two ways
+    speller.settle()
+    assert speller.spell(COLUMNS) == COLUMNS
+
+
+def test_a_wrapper_needs_two_pages_of_each_form_and_a_whole_list_below_it():
+    speller = PathSpeller()
+    speller.observe([PLAIN])
+    speller.observe([COLUMNS])
+    speller.observe([PLAIN])
+    speller.settle()
+    assert speller.spell(COLUMNS) == COLUMNS  # the boxed form seen once
+    # inline links of a paragraph in a box on one type and bare on another: no list, kept apart
+    boxed, bare = f"{MAIN}/div.note/p/span.code/a", f"{MAIN}/p/span.code/a"
+    speller = PathSpeller()
+    for _ in range(3):
+        speller.observe([boxed])
+        speller.observe([bare])
+    speller.settle()
+    assert speller.spell(boxed) == boxed

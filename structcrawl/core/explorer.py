@@ -206,7 +206,7 @@ class Explorer:
         modelled page is first clustered again (``structcrawl.core.recluster``) and the
         frontier rebuilt on the new classes and spelling.  O(pages modelled) per check in
         dict lookups; the re-clustering is O(pages × classes)."""
-        spelled_before = PathSpeller(self.model.speller.kept)
+        spelled_before = PathSpeller(self.model.speller.kept, self.model.speller.wrappers)
         if self.model.speller.settle():
             self._respell(spelled_before)
         if self.recluster:

@@ -20,13 +20,26 @@ alone cannot tell a template id from a content id, the site can, in two ways:
   place were seen on one page only, the place is content and none of its ids
   is kept.
 
+Generators also lay one list out two ways: a short list plainly, a long one
+cut into columns of a layout table or boxes (QDoc's "all members" pages, a
+wiki's category pages), so two pages of one type show the same list under two
+paths, ``div.main/ul/li/a`` and ``div.main/div.table/table/tr/td/ul/li/a``.
+The site tells a layout box from a section of its own: a *wrapper* (the steps
+between a place and a whole list below it) is dropped from every path when the
+list was seen both with and without it, each form on ``ID_EVIDENCE`` pages or
+more, and never both forms on one page — a section of its own sits beside the
+plain list on some page, a layout box replaces it.  Only wrappers around a
+whole list (the step below opens ``ul``/``ol``/``dl``/``table``) that are no
+list themselves: erl_docgen puts a paragraph's inline links in a data-type
+box on reference pages and in none on chapter pages, which are another type.
+
 Repeated runs of steps are then folded (``features.collapse_runs``).
 
 The counts grow with every page; what is kept changes only at ``settle()``,
 which the explorer calls at each check and then re-spells every modelled page
 (``Explorer._respell``), so that all the pages of a model are spelled one way.
-The vocabulary of kept ids is exported with the model so that classification
-spells pages the same way.
+The kept ids and the dropped wrappers are exported with the model so that
+classification spells pages the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +52,12 @@ from structcrawl.core.features import collapse_runs
 
 #: Pages an id value must appear on, at one place, to be part of the template.
 ID_EVIDENCE = 2
+#: Steps of a list below a wrapper, at least (list, item, link).
+WRAPPER_TAIL = 3
+#: A wrapper is dropped only around a whole list: the step below it opens one of these ...
+LIST_TAGS = frozenset({"ul", "ol", "dl", "table"})
+#: ... and none of its own steps is a list or a list's part (that is nesting, not layout).
+LIST_PARTS = frozenset({"ul", "ol", "li", "dl", "dt", "dd"})
 
 # tag, then optional #id, then optional .class.tokens (features._step)
 _STEP = re.compile(r"([^#.]*)(?:#([^.]*))?(\..*)?\Z")
@@ -64,29 +83,64 @@ def id_places(path: str) -> list[tuple[str, str]]:
     return keys
 
 
-class PathSpeller:
-    """Counts, per place, the pages showing each id value; spells paths with the ids kept at
-    the last ``settle()``.
+def _tag(step: str) -> str:
+    return _STEP.match(step).group(1)
 
-    * ``observe(paths)``: count the ids on one page's collection paths.
-    * ``settle()`` -> bool: keep the ids the counts now support; True when that changed
-      the spelling (every path spelled before must then be spelled again).
-    * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids.
+
+def _place(path: str) -> str:
+    """``path`` without its ids."""
+    return "/".join(f"{tag}{classes}" for tag, _ident, classes in _parts(path))
+
+
+class PathSpeller:
+    """Counts, per place, the pages showing each id value, and the pages showing each id-less
+    path; spells paths with the ids kept and the wrappers dropped at the last ``settle()``.
+
+    * ``observe(paths)``: count the ids and id-less paths of one page's collection paths.
+    * ``settle()`` -> bool: keep the ids and drop the wrappers the counts now support; True
+      when that changed the spelling (every path spelled before must then be spelled again).
+    * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids and dropped wrappers.
     """
 
-    def __init__(self, kept: Iterable[str] = ()) -> None:
+    def __init__(self, kept: Iterable[str] = (), wrappers: Iterable[tuple[str, str]] = ()) -> None:
         #: place -> id value -> pages showing it there
         self.pages_with: dict[str, Counter] = {}
         self.kept: frozenset[str] = frozenset(kept)  #: "place#id" keys spelled out
+        #: (place, wrapper steps) dropped from paths: the same list laid out in a box on some pages
+        self.wrappers: frozenset[tuple[str, str]] = frozenset(tuple(w) for w in wrappers)
+        self.path_pages: Counter = Counter()  #: id-less path -> pages showing it
+        self.together: set[tuple[str, str]] = set()  #: wrappers whose two forms met on one page
+        self._splits: dict[str, list[tuple[str, tuple[str, str]]]] = {}
         self._cache: dict[str, str] = {}
 
     def observe(self, paths: Iterable[str]) -> None:
         keys = set()
+        places = set()
         for path in paths:
             if "#" in path:
                 keys.update(id_places(path))
+            places.add(_place(path))
         for place, ident in keys:
             self.pages_with.setdefault(place, Counter())[ident] += 1
+        self.path_pages.update(places)
+        for long in places:
+            for short, key in self._wrapped(long):
+                if short in places:
+                    self.together.add(key)
+
+    def _wrapped(self, path: str) -> list[tuple[str, tuple[str, str]]]:
+        """(path without the wrapper, (place, wrapper)) for every run of inner steps of ``path``
+        that leaves a step above it and ``WRAPPER_TAIL`` steps below it."""
+        out = self._splits.get(path)
+        if out is None:
+            steps = path.split("/")
+            n = len(steps)
+            tags = [_tag(s) for s in steps]
+            out = [("/".join(steps[:i] + steps[j:]), ("/".join(steps[:i]), "/".join(steps[i:j])))
+                   for i in range(1, n - WRAPPER_TAIL) for j in range(i + 1, n - WRAPPER_TAIL + 1)
+                   if tags[j] in LIST_TAGS and not any(t in LIST_PARTS for t in tags[i:j])]
+            self._splits[path] = out
+        return out
 
     def settle(self) -> bool:
         kept = set()
@@ -94,9 +148,13 @@ class PathSpeller:
             recurring = [v for v, n in values.items() if n >= ID_EVIDENCE]
             if 2 * len(recurring) >= len(values):  # a closed vocabulary: see the module docstring
                 kept.update(f"{place}#{v}" for v in recurring)
-        if kept == self.kept:
+        wrappers = {key for long, n in self.path_pages.items() if n >= ID_EVIDENCE
+                    for short, key in self._wrapped(long)
+                    if self.path_pages.get(short, 0) >= ID_EVIDENCE and key not in self.together}
+        if kept == self.kept and wrappers == self.wrappers:
             return False
         self.kept = frozenset(kept)
+        self.wrappers = frozenset(wrappers)
         self._cache.clear()
         return True
 
@@ -109,8 +167,21 @@ class PathSpeller:
                 prefix = f"{prefix}/{tag}{classes}" if prefix else f"{tag}{classes}"
                 keep = ident is not None and f"{prefix}#{ident}" in self.kept
                 steps.append(f"{tag}#{ident}{classes}" if keep else f"{tag}{classes}")
+            if self.wrappers:
+                steps = self._unwrapped(path, steps)
             spelled = self._cache[path] = collapse_runs("/".join(steps))
         return spelled
+
+    def _unwrapped(self, path: str, steps: list[str]) -> list[str]:
+        """``steps`` without the longest dropped wrapper of ``path``, if it has one."""
+        cut = None
+        for _short, (head, wrapper) in self._wrapped(_place(path)):
+            if (head, wrapper) in self.wrappers:
+                start = head.count("/") + 1
+                end = start + wrapper.count("/") + 1
+                if cut is None or end - start > cut[1] - cut[0]:
+                    cut = (start, end)
+        return steps if cut is None else steps[:cut[0]] + steps[cut[1]:]
 
     def collections(self, raw: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """A page's collections (raw path -> URLs) under the current spelling, URLs merged in order."""
