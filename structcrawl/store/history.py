@@ -196,7 +196,10 @@ def replay(explorer: Explorer, batches: Iterator[StoredBatch], *, include_issued
         sb = pending.popleft()
         for requested, final in sb.redirects:
             explorer.redirected(requested, final)
-        report = explorer.replay(sb.batch, sb.pages, list(sb.failed))
+        # popped by next_batch() below, as the crawl popped it: Explorer.replay would mark its
+        # collection tried once more, but the crawl's collection may have been spelled or split
+        # anew while the batch was out, untried (a qtbase crawl then popped it again)
+        report = explorer.complete(sb.batch, sb.pages, list(sb.failed))
         result.completed += 1
         if report.stable and result.stable_at_pages is None:
             result.stable_at_pages = len(explorer.model.pages)
