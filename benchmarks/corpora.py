@@ -11,6 +11,9 @@ second score (e.g. templates that differ only by name); ``stubs`` optionally
 splits off the pages of a truth class that carry a marker (commons-math3's
 "No usage of" class-use stubs) for another score.
 
+``extra`` corpora (rustdoc from the local Rust toolchain) are not in any
+benchmark's default list: ``--corpus rust-std``.
+
 ``ensure(corpus)`` fetches a missing package with ``apt-get download`` and
 unpacks it with ``dpkg -x`` into ``$CORPORA_DIR`` (default
 ``~/.cache/structcrawl-corpora``); nothing is installed system-wide.
@@ -92,6 +95,23 @@ CORPORA = {
 }
 
 
+# rustdoc, a generator none of the model's rules was developed on: the standard library's API docs
+# of the local Rust toolchain (`rustup component add rust-docs`), served from the crate's directory.
+# Not a Debian package: present on a machine with the toolchain's docs, else left out of CORPORA.
+RUSTDOC_HTML = os.environ.get("RUSTDOC_HTML") or os.path.join(
+    os.path.expanduser("~"), ".rustup", "toolchains", "stable-x86_64-unknown-linux-gnu", "share", "doc", "rust", "html")
+#: rustdoc writes one page per item, its kind as the file-name prefix (print_item renders each kind
+#: with its own function); a module is its directory's index.html
+_RUSTDOC_KINDS = "struct enum union trait traitalias fn type constant static macro attr derive primitive keyword"
+_RUSTDOC_CLASSES = ([(k, rf"(^|/){k}\.[^/]+\.html$") for k in _RUSTDOC_KINDS.split()]
+                    + [("module", r"(^|/)index\.html$"), ("all_items", r"^all\.html$")])
+for _crate in ("std", "alloc"):
+    if os.path.isfile(os.path.join(RUSTDOC_HTML, _crate, "index.html")):
+        CORPORA[f"rust-{_crate}"] = dict(package=None, version=None, generator="rustdoc (local toolchain docs)",
+                                        root=os.path.join(RUSTDOC_HTML, _crate), entry="index.html",
+                                        classes=_RUSTDOC_CLASSES, extra=True)
+
+
 def _shared_truth() -> dict:
     """The development corpora's ground truth (``truth.py`` beside ``make_corpora.sh``), when present:
     ``$STRUCTCRAWL_TRUTH`` or ``../shared/corpora/truth.py`` from the project root."""
@@ -112,6 +132,11 @@ for _name, _spec in _shared_truth().items():
                               root=_spec["root"], entry=_spec["entry"], classes=list(_spec["classes"]))
 
 _COMPILED: dict[str, list[tuple[str, re.Pattern]]] = {}
+
+
+def defaults() -> list[str]:
+    """The corpora a benchmark runs when none is named: every one but the ``extra`` ones, sorted."""
+    return sorted(c for c, spec in CORPORA.items() if not spec.get("extra"))
 
 
 def label(corpus: str, relpath: str) -> str | None:
@@ -165,6 +190,8 @@ def ensure(corpus: str, log=print) -> str:
     c = CORPORA[corpus]
     pkg = c["package"]
     root = root_dir(corpus)
+    if pkg is None:  # a local corpus (rustdoc): registered only when present
+        return root
     stamp = os.path.join(BASE, pkg, ".extracted")
     if os.path.isdir(root) and (os.path.exists(stamp) or html_pages(corpus)):
         return root

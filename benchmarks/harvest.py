@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 srv.shutdown()
                 srv.server_close()
-        for corpus in ([] if args.no_corpora else (args.corpus or sorted(corpora.CORPORA))):
+        for corpus in ([] if args.no_corpora else (args.corpus or corpora.defaults())):
             root = corpora.ensure(corpus, out)
             pages = corpora.html_pages(corpus)
             truth = {p: c for p in pages if (c := corpora.label(corpus, p)) is not None}

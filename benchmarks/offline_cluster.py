@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="corpora to run (default: every corpus unpacked under the corpora cache)")
     ap.add_argument("--stores", type=Path, help="keep the SQLite stores here and reuse those already there")
     args = ap.parse_args(argv)
-    names = args.corpus or [c for c in corpora.CORPORA if corpora.html_pages(c)]
+    names = args.corpus or [c for c in corpora.defaults() if corpora.html_pages(c)]
     if not names:
         raise SystemExit(f"no corpus unpacked under {corpora.BASE}: run benchmarks/real_sites.py once")
     rows = []

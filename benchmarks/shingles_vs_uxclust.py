@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_demo:
             db, site = demo_store(stores)
             todo.append(("demo", db, demo_truth(site), None))
-        for corpus in args.corpus or [c for c in corpora.CORPORA if corpora.html_pages(c)]:
+        for corpus in args.corpus or [c for c in corpora.defaults() if corpora.html_pages(c)]:
             path = stores / f"{corpus}.db"
             if not path.exists():
                 crawl_corpus(corpus, path, Path(tmp))

@@ -106,6 +106,21 @@ def test_groups_told_apart_by_their_own_sections_are_not_merged():
     assert m.update(news).action == "new"
 
 
+def test_own_sections_are_outweighed_by_the_content_sections_both_show():
+    # rustdoc-like: unstable items show a badge and a bare source link, stable ones a version,
+    # and both show the same impl and method blocks: one template, parts by a property of the item
+    chrome = {"nav", "search", "footer"}
+    content = {f"impl{i}": 6 for i in range(6)}
+    stable = Counter({**dict.fromkeys(chrome, 6), **content, "since/src": 6})
+    unstable = Counter({**dict.fromkeys(chrome, 4), **content, "badge": 4, "src": 4})
+    assert told_apart(stable, 6, unstable, 4)  # counted section by section
+    assert not told_apart(stable, 6, unstable, 4, chrome=chrome)
+    # two templates framed alike share the chrome and a book list: still apart
+    author = Counter({**dict.fromkeys(chrome, 6), "books": 6, "coauthors": 6})
+    publisher = Counter({**dict.fromkeys(chrome, 4), "books": 4, "imprints": 4, "website": 4})
+    assert told_apart(author, 6, publisher, 4, chrome=chrome)
+
+
 def test_classify_picks_shortest_code_or_none():
     m = SiteModel()
     m.update(Candidate([page("a", "nav", "books", "side")]))

@@ -34,7 +34,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from structcrawl.core.model import Candidate, Costs, Page, PageClass, SiteModel, kt_bits, told_apart
+from structcrawl.core.model import Candidate, Costs, Page, PageClass, SiteModel, kt_bits, site_chrome, told_apart
 from structcrawl.core.spelling import PathSpeller
 
 #: Rounds of re-assignment (each page to its cheapest class) at most.
@@ -67,7 +67,7 @@ def merge_pass(model: SiteModel) -> None:
         return class_bits(cls.path_counts, cls.size, total, path_bits)
 
     def saving(a: PageClass, b: PageClass) -> float:
-        if min(a.size, b.size) >= 2 and told_apart(a.path_counts, a.size, b.path_counts, b.size):
+        if min(a.size, b.size) >= 2 and told_apart(a.path_counts, a.size, b.path_counts, b.size, chrome=chrome):
             return 0.0
         # the second schema is spelled as its difference from the first: the paths
         # both classes share (the site's chrome) are not paid twice
@@ -75,6 +75,7 @@ def merge_pass(model: SiteModel) -> None:
         merged = a.path_counts + b.path_counts
         return own[a.id] + own[b.id] - path_bits * shared - class_bits(merged, a.size + b.size, total, path_bits)
 
+    chrome = site_chrome(model)
     own = {cid: bits(cls) for cid, cls in classes.items()}
     gains = {(a, b): saving(classes[a], classes[b]) for a, b in combinations(sorted(classes), 2)}
     while gains:

@@ -34,7 +34,7 @@ cheap with per-class counts).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -44,29 +44,16 @@ from structcrawl.core.model import (
     FINGERPRINT_SIMILARITY,
     TWIN_SIMILARITY,
     SiteModel,
+    core_sections,
+    site_chrome,
     told_apart,
 )
 from structcrawl.core.unionfind import UnionFind, jaccard
 
-#: A path on at least this share of a class's members is one of its core sections.
-CORE_SHARE = 0.5
-#: A core section of this share of the classes or more is the site's chrome, not the class's.
-CHROME_SHARE = 0.5
 #: Shared core sections, chrome aside, that make one class's sections a part of the other's.
 NESTED_EVIDENCE = 2
 #: Core sections of the smaller class the larger may lack: one optional section each way.
 NESTED_SLACK = 1
-
-
-def core_sections(cls) -> frozenset[str]:
-    least = CORE_SHARE * cls.size
-    return frozenset(p for p, k in cls.path_counts.items() if k >= least)
-
-
-def site_chrome(model: SiteModel) -> set[str]:
-    """The core sections of ``CHROME_SHARE`` of the classes or more: the site's chrome."""
-    cores = [core_sections(cls) for cls in model.classes.values()]
-    return {p for p, n in Counter(p for c in cores for p in c).items() if n >= CHROME_SHARE * len(cores)}
 
 
 def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
@@ -125,7 +112,8 @@ class Refiner:
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
-            if self._told_apart(classes[a], classes[b]):
+            if told_apart(classes[a].path_counts, classes[a].size, classes[b].path_counts, classes[b].size,
+                          chrome=shared_by_most):
                 continue
             if sim >= (TWIN_SIMILARITY if small else self.similarity) or (
                     not small and nested(cores[a], cores[b], shared_by_most)):
@@ -146,9 +134,6 @@ class Refiner:
                     vouched.add(top)
         return [(a, b, sim) for (a, b), sim in sorted(alike.items())
                 if (a, b) in cocited and not (a in vouched and b in vouched)]
-
-    def _told_apart(self, a, b) -> bool:
-        return told_apart(a.path_counts, a.size, b.path_counts, b.size)
 
     def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
         """Merge every approved pair, transitively (union-find); the oldest class id is kept."""

@@ -27,9 +27,18 @@ import math
 from collections import Counter
 from collections.abc import Collection
 
-from structcrawl.core.model import _ALPHA, FINGERPRINT_SIMILARITY, SECTION_SHARE, Candidate, SiteModel, told_apart
+from structcrawl.core.model import (
+    _ALPHA,
+    CORE_SHARE,
+    FINGERPRINT_SIMILARITY,
+    SECTION_SHARE,
+    Candidate,
+    SiteModel,
+    site_chrome,
+    told_apart,
+)
 from structcrawl.core.recluster import class_bits
-from structcrawl.core.refine import CORE_SHARE, nested, site_chrome
+from structcrawl.core.refine import nested
 from structcrawl.core.unionfind import jaccard
 
 #: Sections the rest of a class shows on nearly every page and the group never does,
@@ -41,13 +50,14 @@ MISSING_SECTIONS = 2
 SIDE_ROUNDS = 3
 
 
-def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
+def told_apart_members(model: SiteModel, class_id: int, chrome: set[str] | None = None) -> list[str] | None:
     """Members of class ``class_id`` told apart from the rest of it, or None.
 
     The candidate groups are the members having one path that at most half of
     the class has (the minority side of a section); the largest group told apart
     from the rest, and lacking ``MISSING_SECTIONS`` of the rest's sections, is
     returned, ties broken by the path, so that replaying a crawl splits the same way.
+    ``chrome``: the site's (``model.site_chrome``), for ``told_apart``; computed when None.
     O(Σ members' schema sizes) per class.
     """
     cls = model.classes[class_id]
@@ -55,6 +65,7 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
     if n < 4:
         return None
     schemas = {url: model.pages[url].schema for url in cls.members}
+    chrome = site_chrome(model) if chrome is None else chrome
     best: tuple[int, str] | None = None
     for path, k in sorted(cls.path_counts.items()):
         if k < 2 or 2 * k > n or (best is not None and k <= best[0]):
@@ -64,7 +75,8 @@ def told_apart_members(model: SiteModel, class_id: int) -> list[str] | None:
             if path in schema:
                 inside.update(schema)
         outside = cls.path_counts - inside
-        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k):
+        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k,
+                                                                               chrome=chrome):
             best = (k, path)
     if best is None:
         return None
@@ -160,7 +172,8 @@ def _cheaper_side(model: SiteModel, members: list[str], columns: dict[str, int],
     return moved
 
 
-def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[int] = ()) -> int | None:
+def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[int] = (),
+         chrome: set[str] | None = None) -> int | None:
     """The class other than ``origin`` and ``exclude`` a group of its members joins, as the
     model update would place it (``SiteModel.update``'s code lengths, never a class it is
     told apart from), or None for a class of its own: a QDoc members page split off the
@@ -179,7 +192,7 @@ def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[in
         if bits >= new:
             break
         cls = model.classes[cid]
-        if not told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size):
+        if not told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size, chrome=chrome):
             return cid
     return None
 
@@ -204,12 +217,12 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     for class_id in sorted(model.classes):
         cls = model.classes[class_id]
         if cls.size == 1:
-            target = home(model, cls.members, class_id)
+            target = home(model, cls.members, class_id, chrome=chrome)
             if target is not None:
                 changed = True
                 assignment[cls.members[0]] = target
             continue
-        group = told_apart_members(model, class_id)
+        group = told_apart_members(model, class_id, chrome)
         if not group:
             group = mixed_members(model, class_id, chrome)
             if group:
@@ -219,7 +232,7 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     for class_id, group in groups.items():
         changed = True
         # not into another mixture: two mixtures would trade groups check after check
-        target = home(model, group, class_id, exclude=mixed)
+        target = home(model, group, class_id, exclude=mixed, chrome=chrome)
         if target is None:
             target, next_id = next_id, next_id + 1
         for url in group:
