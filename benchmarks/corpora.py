@@ -109,7 +109,10 @@ for _crate in ("std", "alloc"):
     if os.path.isfile(os.path.join(RUSTDOC_HTML, _crate, "index.html")):
         CORPORA[f"rust-{_crate}"] = dict(package=None, version=None, generator="rustdoc (local toolchain docs)",
                                         root=os.path.join(RUSTDOC_HTML, _crate), entry="index.html",
-                                        classes=_RUSTDOC_CLASSES, extra=True)
+                                        classes=_RUSTDOC_CLASSES, extra=True,
+                                        # old item paths kept as redirects (a meta refresh, no link leads
+                                        # there): files, not pages of the site, left out of the truth
+                                        redirects=b'<meta http-equiv="refresh"')
 
 
 def _shared_truth() -> dict:
@@ -145,6 +148,14 @@ def label(corpus: str, relpath: str) -> str | None:
     if rules is None:
         rules = _COMPILED[corpus] = [(n, re.compile(rx)) for n, rx in CORPORA[corpus]["classes"]]
     p = relpath.lstrip("/")
+    marker = CORPORA[corpus].get("redirects")
+    if marker:
+        try:
+            with open(os.path.join(root_dir(corpus), p), "rb") as fh:
+                if marker in fh.read(512):
+                    return None
+        except OSError:  # not a file of the site (a dead link's URL)
+            pass
     for name, rx in rules:
         if rx.search(p):
             return name
