@@ -18,6 +18,7 @@ from structcrawl.analysis.metrics import evaluate
 from structcrawl.analysis.shingles import (
     ALIKE,
     MASKS,
+    ShinglePart,
     cluster_sets,
     cluster_signatures,
     masked_text,
@@ -187,6 +188,33 @@ def test_a_chance_match_of_two_templates_is_verified_apart():
     assert [[p.sets for p in g] for g in groups] == [[(0, 1, 3)], [(2,)]]
     # a similarity the two fingerprints reach merges them again (largest part first)
     assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1, 3), (2,)]]
+
+
+def test_a_part_told_apart_from_the_rest_of_its_group_leaves_it():
+    """A small part alike to two templates bridges them in the transitive merge; the template whose pages
+    all show paths the rest of the group never shows (and lack the rest's) leaves the group again.
+
+    Front pages: the core and a title block (c0-c2).  Chapters: the core, sections s0-s2 and one of two
+    optional parts (h0 with h1 or h2).  A 10-page chapter without the optional part is 20/26 alike to the
+    front pages and 23/25 to the chapters, while front pages and chapters are 20/28 alike: one chain."""
+    core = [f"html/body/div/p{i}" for i in range(20)]
+    front = frozenset(core + [f"html/body/div/center/c{i}" for i in range(3)])
+    sections = [f"html/body/div/h3/s{i}" for i in range(3)]
+    bridge = frozenset(core + sections)
+    chapter_a = bridge | {"html/body/div/ul/h0", "html/body/div/ul/h1"}
+    chapter_b = bridge | {"html/body/div/ul/h0", "html/body/div/ul/h2"}
+    sets = [front, bridge, chapter_a, chapter_b]
+    counts = [84, 10, 40, 30]
+    parts = [ShinglePart((k,), n, f"{k}", n) for k, n in enumerate(counts)]
+    assert ALIKE <= len(front & bridge) / len(front | bridge) and ALIKE <= len(bridge & chapter_a) / len(
+        bridge | chapter_a)
+    assert ALIKE > len(front & chapter_a) / len(front | chapter_a)
+    groups = merge_alike(parts, sets, counts)
+    assert [sorted(p.sets[0] for p in g) for g in groups] == [[0], [1, 2, 3]]
+    assert [[p.sets for p in g] for g in groups] == [[(0,)], [(2,), (3,), (1,)]]  # largest part first
+    # the chapters' optional parts (h1 only on A, h2 only on B) do not tell a chapter part from the rest, which
+    # lacks h1 but has h2 on under 90 % of its pages; without the front pages they stay one group
+    assert [[p.sets for p in g] for g in merge_alike(parts[1:], sets, counts)] == [[(2,), (3,), (1,)]]
 
 
 def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():

@@ -112,7 +112,7 @@ from itertools import combinations
 import numpy as np
 
 from structcrawl.analysis.fingerprint import merge_groups
-from structcrawl.core.model import FINGERPRINT_OCCURRENCE
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE, told_apart
 from structcrawl.core.unionfind import jaccard
 
 #: Sorted tag paths per shingle (see the module docstring).
@@ -278,14 +278,20 @@ def site_skeleton(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int],
     return frozenset(p for p, n in pages.items() if n >= least)
 
 
-def _fingerprint(sets: Sequence[frozenset[str]], counts: Sequence[int], members: Iterable[int],
-                 occurrence: float) -> frozenset[str]:
-    """The tag paths on at least ``occurrence`` of the pages carrying the sets ``members``, counted exactly."""
+def _path_pages(sets: Sequence[frozenset[str]], counts: Sequence[int], members: Iterable[int]) -> tuple[Counter, int]:
+    """The pages showing each tag path among the pages carrying the sets ``members``, and those pages."""
     pages: Counter[str] = Counter()
     total = 0
     for k in members:
         pages.update(dict.fromkeys(sets[k], counts[k]))
         total += counts[k]
+    return pages, total
+
+
+def _fingerprint(sets: Sequence[frozenset[str]], counts: Sequence[int], members: Iterable[int],
+                 occurrence: float) -> frozenset[str]:
+    """The tag paths on at least ``occurrence`` of the pages carrying the sets ``members``, counted exactly."""
+    pages, total = _path_pages(sets, counts, members)
     return frozenset(p for p, n in pages.items() if n >= occurrence * total)
 
 
@@ -338,15 +344,10 @@ def verify(result: ShingleClustering, values: np.ndarray, set_signature: np.ndar
     return parts
 
 
-def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], counts: Sequence[int],
-                occurrence: float = FINGERPRINT_OCCURRENCE, similarity: float = ALIKE) -> list[list[ShinglePart]]:
-    """``parts`` (:func:`verify`) with those whose fingerprints are alike united, to a fixed point (UXClust
-    §3.3's merge): each group's parts, largest first, groups largest first.
-
-    A group's fingerprint: the tag paths (skeleton dropped) on at least ``occurrence`` of its pages, counted
-    exactly over its distinct sets; two groups merge when their fingerprints' Jaccard is at least
-    ``similarity`` — by default :data:`ALIKE`, the same 6 of 8 that joins pages.
-    """
+def _join_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], counts: Sequence[int],
+                occurrence: float, similarity: float) -> list[list[int]]:
+    """Indices into ``parts``, those whose fingerprints are alike united to a fixed point (see
+    :func:`merge_alike`)."""
     groups: dict[int, list[int]] = {i: [i] for i in range(len(parts))}
 
     def fingerprint_of(ids: list[int]) -> frozenset[str]:
@@ -360,7 +361,55 @@ def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], co
         merged = {g[0]: sorted(i for k in g for i in groups[k]) for g in merged_groups}
         prints = {k: prints[k] if len(ids) == len(groups[k]) else fingerprint_of(ids) for k, ids in merged.items()}
         groups = merged
-    order = sorted(groups.values(), key=lambda ids: (-sum(parts[i].pages for i in ids), ids[0]))
+    return list(groups.values())
+
+
+def _apart_from_rest(ids: list[int], parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]],
+                     counts: Sequence[int]) -> list[int]:
+    """The parts of one merged group told apart from the rest of it (:func:`structcrawl.core.model.told_apart`
+    on tag paths: each side has paths on nearly all its pages that the other side never shows)."""
+    own = {i: _path_pages(sets, counts, parts[i].sets) for i in ids}
+    total: Counter[str] = Counter()
+    for c, _ in own.values():
+        total.update(c)
+    pages = sum(n for _, n in own.values())
+    return [i for i in ids if told_apart(own[i][0], own[i][1], total - own[i][0], pages - own[i][1])]
+
+
+def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], counts: Sequence[int],
+                occurrence: float = FINGERPRINT_OCCURRENCE, similarity: float = ALIKE) -> list[list[ShinglePart]]:
+    """``parts`` (:func:`verify`) with those whose fingerprints are alike united, to a fixed point (UXClust
+    §3.3's merge), then each group checked for parts of another template: each group's parts, largest
+    first, groups largest first.
+
+    A group's fingerprint: the tag paths (skeleton dropped) on at least ``occurrence`` of its pages, counted
+    exactly over its distinct sets; two groups merge when their fingerprints' Jaccard is at least
+    ``similarity`` — by default :data:`ALIKE`, the same 6 of 8 that joins pages.
+
+    The union is transitive (single linkage), which is what joins the many fragments of a template with
+    optional sections, but it also lets one small part bridge two templates: Erlang's application front
+    pages (84 pages with a ``center`` title block, no ``h3`` sections) were 0.76 alike to a 3-page chapter
+    part, itself alike to the other chapters, and all became one group.  So a part of a merged group that
+    is *told apart* from the rest of its group — each side has tag paths on ≥ ``SECTION_SHARE`` (90 %) of
+    its pages that the other side never shows (:func:`structcrawl.core.model.told_apart`, the veto UXClust
+    applies to link collections, here on tag paths) — leaves it.  A fragment of a template with optional
+    sections is not told apart from the rest, because the rest shows its sections elsewhere; another
+    template is.  The parts that leave are merged among themselves (never back into the group they left)
+    and checked again, until no part leaves.
+    """
+    out: list[list[int]] = []
+    todo = list(parts)
+    index = list(range(len(parts)))  # todo[j] is parts[index[j]]
+    while todo:
+        left: list[int] = []
+        for ids in _join_alike(todo, sets, counts, occurrence, similarity):
+            apart = set(_apart_from_rest(ids, todo, sets, counts)) if len(ids) > 1 else set()
+            if len(apart) == len(ids):  # nothing to tell them from
+                apart = set()
+            out.append([index[i] for i in ids if i not in apart])
+            left.extend(index[i] for i in ids if i in apart)
+        todo, index = [parts[i] for i in left], left
+    order = sorted(out, key=lambda ids: (-sum(parts[i].pages for i in ids), min(ids)))
     return [sorted((parts[i] for i in ids), key=lambda p: (-p.pages, p.sets)) for ids in order]
 
 
