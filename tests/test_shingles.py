@@ -27,6 +27,7 @@ from structcrawl.analysis.shingles import (
     shingles,
     signatures,
     site_skeleton,
+    split_apart,
     verify,
 )
 from structcrawl.demo.site import DemoSite
@@ -188,6 +189,42 @@ def test_a_chance_match_of_two_templates_is_verified_apart():
     assert [[p.sets for p in g] for g in groups] == [[(0, 1, 3)], [(2,)]]
     # a similarity the two fingerprints reach merges them again (largest part first)
     assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1, 3), (2,)]]
+
+
+def test_two_templates_alike_to_their_shared_fingerprint_are_split_apart():
+    """Two templates in one masked vector, each on 30 % of its pages or more: the fingerprint holds both
+    templates' paths and every set is 6/8 alike to it, so the Jaccard check keeps them all.  The sets with
+    the title block and those without it each have paths of their own on all their pages (3 and 5): two
+    clusters.  Both sides have sets of two kinds, the title block's side is split off as a part of its
+    own, keyed by the full signature of its set of most pages."""
+    core = [f"html/body/div/p{i}" for i in range(20)]
+    front = frozenset(core + [f"html/body/div/center/c{i}" for i in range(3)])
+    front2 = front | {"html/body/div/ul/li"}
+    chapter = frozenset(core + [f"html/body/div/h3/s{i}" for i in range(5)])
+    chapter2 = chapter | {"html/body/div/pre"}
+    sets = [front, front2, chapter, chapter2]
+    counts = [50, 20, 30, 10]
+    values = np.array([pack([0] * 6 + [k, k]) for k in (1, 2, 3, 4)], dtype=np.uint64)
+    signed = cluster_signatures(values, np.array(counts), cutoff=2)
+    assert [c.size for c in signed.clusters] == [110]
+    parts = verify(signed, values, np.arange(4), sets, counts)
+    assert [(p.sets, p.pages) for p in parts] == [((0, 1), 70), ((2, 3), 40)]
+    assert parts[0].masked == signed.clusters[0].signature
+    assert parts[1].masked == masked_text(int(values[2]), int(MASKS[0])) and parts[1].importance == 40
+    # a side under the cut-off stays
+    assert split_apart([0, 1, 2, 3], sets, counts, cutoff=41) == [[0, 1, 2, 3]]
+    assert split_apart([0, 1, 2, 3], sets, counts, cutoff=40) == [[0, 1], [2, 3]]
+
+
+def test_an_either_or_block_of_one_template_is_not_split():
+    """Book pages with a paragraph or a list in one place: each side has one path of its own, not two."""
+    core = [f"html/body/main/p{i}" for i in range(20)]
+    with_p = frozenset(core + ["html/body/main/section/p"])
+    with_list = frozenset(core + ["html/body/main/section/ul", "html/body/main/section/ul/li"])
+    # ul is also on a page with the paragraph: the list side's only path of its own is ul/li
+    with_both = frozenset(core + ["html/body/main/section/p", "html/body/main/section/ul"])
+    assert split_apart([0, 1, 2], [with_p, with_list, with_both], [50, 40, 10], cutoff=2) == [[0, 1, 2]]
+    assert split_apart([0], [with_p], [50], cutoff=1) == [[0]]
 
 
 def test_a_part_told_apart_from_the_rest_of_its_group_leaves_it():
