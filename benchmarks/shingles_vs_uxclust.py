@@ -16,6 +16,9 @@ including writing every member URL, peak RSS), at its defaults; clusters are sco
 stub pages as a class of their own where it has them (commons-math3's "No usage of" class-use pages:
 ``corpora.stub_truth``).  Prints one table.
 
+``--many-sets PAGES``: no store; the in-memory clustering timed on PAGES pages of four templates with
+optional paths, nearly each page its own tag-path set.
+
 ``--confusion SEED``: no child processes; per store, which truth classes land in which shingle clusters at
 that hash seed (in memory, as ``--seeds``), and the classes in each cluster.
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -213,6 +217,25 @@ def confusion(db: str, truth, seed: int) -> list[str]:
     return lines
 
 
+def many_sets(pages: int, seed: int = 1) -> str:
+    """Seconds of :func:`cluster_sets` in memory on ``pages`` pages of four templates of 30 tag paths each
+    with 5-30 of their 40 optional paths: nearly every page its own distinct set (the many-parts case a
+    real site's million pages can have), cut-off 0.13 % as in ``structcrawl cluster``."""
+    rng = random.Random(seed)
+    templates = [([f"html/body/div{t}/core{i}" for i in range(30)], [f"html/body/div{t}/opt{i}/x" for i in range(40)])
+                 for t in range(4)]
+    carried: Counter[frozenset[str]] = Counter()
+    for n in range(pages):
+        core, optional = templates[n % 4]
+        carried[frozenset(core + rng.sample(optional, rng.randint(5, 30)))] += 1
+    sets, counts = list(carried), list(carried.values())
+    t0 = time.perf_counter()
+    res, _ = cluster_sets([sorted(x) for x in sets], counts, relative_cutoff(pages))
+    took = time.perf_counter() - t0
+    return (f"{pages:,} pages, {len(sets):,} distinct sets: {took:.2f} s, {len(res.clusters)} clusters, "
+            f"{res.unclustered:,} unclustered")
+
+
 def table(rows: list[dict]) -> str:
     head = ("store", "pages", "method", "clusters", "unclustered", "F*", "pair P", "pair R", "F* stubs apart",
             "wall s", "pages/s", "peak RSS")
@@ -237,9 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--seeds", type=int, help="in-memory shingles F* at hash seeds 0 … N-1 instead of the table")
+    ap.add_argument("--many-sets", type=int, metavar="PAGES",
+                    help="only time the in-memory clustering of PAGES pages of four variable templates")
     ap.add_argument("--confusion", type=int, metavar="SEED",
                     help="in-memory: which truth classes land in which shingle clusters at this hash seed, per store")
     args = ap.parse_args(argv)
+    if args.many_sets:
+        print(many_sets(args.many_sets))
+        return 0
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="shingles-vs-uxclust-") as tmp:
         stores = args.stores or Path(tmp)
