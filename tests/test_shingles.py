@@ -19,6 +19,7 @@ from structcrawl.analysis.shingles import (
     ALIKE,
     MASKS,
     ShinglePart,
+    attach_left,
     cluster_sets,
     cluster_signatures,
     masked_text,
@@ -262,6 +263,24 @@ def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():
     res, of = cluster_sets([big, small], [40, 3], cutoff=5)
     assert [c.size for c in res.clusters] == [40] and res.unclustered == 3 and of.tolist() == [1, 0]
     assert res.signatures == 2 and len(res.assignment) == 2
+
+
+def test_sets_left_out_go_to_the_cluster_they_fit():
+    """Sets of no cluster (their part under the cut-off) join the cluster whose fingerprint they fit as the
+    verification checks a page: 6/8 alike (9/11 here) or no path the fingerprint lacks; the most alike
+    cluster when several fit; a set that fits none stays out."""
+    a = frozenset(f"html/body/main/a{i}" for i in range(10))
+    b = frozenset(f"html/body/main/b{i}" for i in range(10))
+    near_a = frozenset(sorted(a)[:9]) | {"html/body/main/x"}  # 9/11 alike to a
+    part_of_b = frozenset(sorted(b)[:4])  # no path b lacks, 4/10 alike
+    both = frozenset(sorted(a)[:5]) | frozenset(sorted(b)[:5])  # 5/15 to each
+    sets = [a, b, near_a, part_of_b, both]
+    assert attach_left([[0], [1]], sets, [40, 30, 2, 1, 1]) == [[0, 2], [1, 3]]
+    assert attach_left([], sets, [40, 30, 2, 1, 1]) == []
+    # through cluster_sets: the small sets' own clusters are under the cut-off, they are counted in a's and b's
+    res, of = cluster_sets([sorted(x) for x in sets], [40, 30, 2, 1, 1], cutoff=5)
+    assert of.tolist()[:4] == [1, 2, 1, 2] and of[4] == 0
+    assert [c.size for c in res.clusters] == [42, 31] and res.unclustered == 1
 
 
 def test_bad_arguments():

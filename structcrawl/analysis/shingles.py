@@ -490,6 +490,13 @@ def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], co
     template is.  The parts that leave are merged among themselves (never back into the group they left)
     and checked again, until no part leaves.
     """
+    groups, _ = _merge_alike(parts, sets, counts, occurrence, similarity)
+    return groups
+
+
+def _merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], counts: Sequence[int],
+                 occurrence: float, similarity: float) -> tuple[list[list[ShinglePart]], list[tuple[Counter, int]]]:
+    """:func:`merge_alike`, and each group's pages per tag path and its pages."""
     out: list[list[int]] = []
     pages_of = [_path_pages(sets, counts, p.sets) for p in parts]
     index = list(range(len(parts)))  # the parts still to merge
@@ -504,7 +511,39 @@ def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], co
             left.extend(index[i] for i in ids if i in apart)
         index = left
     order = sorted(out, key=lambda ids: (-sum(parts[i].pages for i in ids), min(ids)))
-    return [sorted((parts[i] for i in ids), key=lambda p: (-p.pages, p.sets)) for ids in order]
+    pooled = []
+    for ids in order:
+        paths: Counter[str] = Counter()
+        for i in ids:
+            paths.update(pages_of[i][0])
+        pooled.append((paths, sum(pages_of[i][1] for i in ids)))
+    return [sorted((parts[i] for i in ids), key=lambda p: (-p.pages, p.sets)) for ids in order], pooled
+
+
+def attach_left(members: list[list[int]], sets: Sequence[frozenset[str]], counts: Sequence[int],
+                occurrence: float = FINGERPRINT_OCCURRENCE,
+                prints: Sequence[frozenset[str]] | None = None) -> list[list[int]]:
+    """Each cluster's sets (``members``) with the sets of no cluster that fit its fingerprint added, as
+    :func:`verify` checks a set (Jaccard ≥ :data:`ALIKE`, or no path the fingerprint lacks); a set that fits
+    several goes to the most alike, then the cluster of most pages.
+
+    Algorithm 1's third pass gives each page the covering masked vector of largest count that is left after
+    the cut-off; a page whose own part was deleted under the cut-off, or whose signature no kept vector
+    covered, is given here the cluster it fits on its tag paths (mean F* over hash seeds 0-3 +0.00-0.01, no
+    store lower: Erlang 0.901 → 0.904, ghc 0.848 → 0.854, commons-math3 0.942 → 0.948).  One Jaccard per
+    left set and cluster.  ``prints``: the clusters' fingerprints when known."""
+    if prints is None:
+        prints = [_fingerprint(sets, counts, ks, occurrence) for ks in members]
+    size = [sum(counts[k] for k in ks) for ks in members]
+    placed = {k for ks in members for k in ks}
+    out = [list(ks) for ks in members]
+    for k in range(len(sets)):
+        if k in placed or not prints:
+            continue
+        best = max(range(len(prints)), key=lambda i: (jaccard(sets[k], prints[i]), size[i], -i))
+        if sets[k] <= prints[best] or jaccard(sets[k], prints[best]) >= ALIKE:
+            out[best].append(k)
+    return out
 
 
 def cluster_sets(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int], cutoff: int, seed: int = 0,
@@ -514,8 +553,8 @@ def cluster_sets(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int], 
     (:func:`site_skeleton`), each cluster's sets verified and split where two templates are told apart
     (:func:`verify`, :func:`split_apart`), alike parts merged
     (:func:`merge_alike`), clusters of fewer than ``cutoff`` pages then deleted as Algorithm 1 deletes its
-    negligible masked vectors: the clustering (``assignment`` per set) and each set's cluster id (0:
-    unclustered)."""
+    negligible masked vectors, and the sets left given the cluster they fit (:func:`attach_left`, the third
+    pass): the clustering (``assignment`` per set) and each set's cluster id (0: unclustered)."""
     if length < 1:
         raise ValueError(f"shingle length must be >= 1, got {length}")
     counts = [int(n) for n in counts]
@@ -529,17 +568,20 @@ def cluster_sets(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int], 
     weights = np.bincount(inverse, weights=np.asarray(counts, dtype=np.int64), minlength=len(values))
     signed = cluster_signatures(values, weights.astype(np.int64), cutoff)
     parts = verify(signed, values, inverse, reduced, counts, occurrence)
-    merged = merge_alike(parts, reduced, counts, occurrence, similarity)
-    groups = [g for g in merged if sum(p.pages for p in g) >= cutoff]
+    merged, pooled = _merge_alike(parts, reduced, counts, occurrence, similarity)
+    kept = [i for i, g in enumerate(merged) if sum(p.pages for p in g) >= cutoff]
+    groups = [merged[i] for i in kept]
+    prints = [frozenset(p for p, n in pooled[i][0].items() if n >= occurrence * pooled[i][1]) for i in kept]
+    members = attach_left([[k for p in g for k in p.sets] for g in groups], reduced, counts, occurrence, prints)
+    order = sorted(range(len(groups)), key=lambda i: (-sum(counts[k] for k in members[i]), i))
     assignment = np.zeros(len(reduced), dtype=np.int64)
     clusters = []
-    for cid, group in enumerate(groups, 1):
-        members = [k for p in group for k in p.sets]
-        assignment[members] = cid
-        masked = tuple(dict.fromkeys(p.masked for p in group))
-        clusters.append(ShingleCluster(cid, sum(p.pages for p in group), masked[0],
-                                       sum(p.importance for p in group),
-                                       tuple(sorted({int(inverse[k]) for k in members})), masked))
+    for cid, i in enumerate(order, 1):
+        assignment[members[i]] = cid
+        masked = tuple(dict.fromkeys(p.masked for p in groups[i]))
+        clusters.append(ShingleCluster(cid, sum(counts[k] for k in members[i]), masked[0],
+                                       sum(p.importance for p in groups[i]),
+                                       tuple(sorted({int(inverse[k]) for k in members[i]})), masked))
     unclustered = sum(n for n, c in zip(counts, assignment.tolist()) if not c)
     result = ShingleClustering(tuple(clusters), assignment, unclustered, signed.candidates, signed.kept, cutoff,
                                len(values))
