@@ -410,26 +410,36 @@ def split_apart(members: list[int], sets: Sequence[frozenset[str]], counts: Sequ
     return out
 
 
+#: Distinct sets per block of the co-occurrence product of :func:`split_apart` (bounds its memory).
+_BLOCK_SETS = 4096
+
+
 def _two_sides(ks: list[int], sets: Sequence[frozenset[str]], counts: Sequence[int],
                cutoff: int) -> tuple[list[int], list[int]] | None:
-    """The first split of :func:`split_apart` of the sets ``ks``, or None."""
+    """The first split of :func:`split_apart` of the sets ``ks``, or None.  Memory: one block of
+    :data:`_BLOCK_SETS` sets by the cluster's paths, and the candidate paths by its paths."""
     total = sum(counts[k] for k in ks)
     if total < 2 * cutoff:
         return None
     exact = np.float32 if total < 2 ** 24 else np.float64  # page counts stay exact, at half the memory
-    pages = np.array([counts[k] for k in ks], dtype=exact)
     paths = sorted({p for k in ks for p in sets[k]})
     index = {p: i for i, p in enumerate(paths)}
-    has = np.zeros((len(ks), len(paths)), dtype=exact)
-    sizes = [len(sets[k]) for k in ks]
-    has[np.repeat(np.arange(len(ks)), sizes),
-        np.fromiter((index[p] for k in ks for p in sets[k]), dtype=np.int64, count=sum(sizes))] = 1
-    shown = pages @ has  # pages showing each path
+    sizes = np.array([len(sets[k]) for k in ks], dtype=np.int64)
+    flat = np.fromiter((index[p] for k in ks for p in sets[k]), dtype=np.int64, count=int(sizes.sum()))
+    pages = np.array([counts[k] for k in ks], dtype=exact)
+    shown = np.bincount(flat, weights=np.repeat(pages, sizes), minlength=len(paths)).astype(exact)  # per path
     # a side is the sets with path a; only paths leaving both sides at least the cut-off
     cand = np.flatnonzero((shown >= cutoff) & (total - shown >= cutoff))
     if not len(cand):
         return None
-    with_a = (has[:, cand] * pages[:, None]).T @ has  # [a, q]: pages showing both a and q
+    ends = np.cumsum(sizes)
+    with_a = np.zeros((len(cand), len(paths)), dtype=exact)  # [a, q]: pages showing both a and q
+    for start in range(0, len(ks), _BLOCK_SETS):
+        stop = min(start + _BLOCK_SETS, len(ks))
+        lo = int(ends[start - 1]) if start else 0
+        has = np.zeros((stop - start, len(paths)), dtype=exact)
+        has[np.repeat(np.arange(stop - start), sizes[start:stop]), flat[lo:int(ends[stop - 1])]] = 1
+        with_a += (has[:, cand] * pages[start:stop, None]).T @ has
     without_a = shown[None, :] - with_a  # [a, q]: pages showing q but not a
     side = shown[cand][:, None]
     own_with = ((with_a >= SECTION_SHARE * side) & (without_a == 0)).sum(axis=1)
@@ -437,9 +447,8 @@ def _two_sides(ks: list[int], sets: Sequence[frozenset[str]], counts: Sequence[i
     apart = cand[(own_with >= OWN_PATHS) & (own_without >= OWN_PATHS)]
     if not len(apart):
         return None
-    a = min(apart.tolist(), key=lambda i: (-shown[i], paths[i]))
-    rows = has[:, a] > 0
-    return [k for k, r in zip(ks, rows.tolist()) if r], [k for k, r in zip(ks, rows.tolist()) if not r]
+    a = paths[min(apart.tolist(), key=lambda i: (-shown[i], paths[i]))]
+    return [k for k in ks if a in sets[k]], [k for k in ks if a not in sets[k]]
 
 
 def _join_alike(pages_of: Sequence[tuple[Counter, int]], occurrence: float, similarity: float) -> list[list[int]]:
