@@ -16,6 +16,12 @@ including writing every member URL, peak RSS), at its defaults; clusters are sco
 stub pages as a class of their own where it has them (commons-math3's "No usage of" class-use pages:
 ``corpora.stub_truth``).  Prints one table.
 
+``--many-sets PAGES``: no store; the in-memory clustering timed on PAGES pages of four templates with
+optional paths, nearly each page its own tag-path set.
+
+``--confusion SEED``: no child processes; per store, which truth classes land in which shingle clusters at
+that hash seed (in memory, as ``--seeds``), and the classes in each cluster.
+
 ``--seeds N``: no child processes; the shingle clustering of each store computed in memory
 (:func:`structcrawl.analysis.shingles.cluster_sets` on its tag-path sets, as ``structcrawl cluster`` does) with
 hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural truth).
@@ -26,10 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -152,9 +160,10 @@ def corpus_stubs(corpus: str, db: str):
     return truth
 
 
-def seeds_row(db: str, truth, seeds: int) -> list[float]:
-    """F* of the in-memory shingle clustering of a store's pages (one per URL, its first fetch) at hash seeds
-    0 … ``seeds``-1; a URL's label is looked up once per path (the synthetic store's copies share it)."""
+def store_sets(db: str, truth) -> tuple[list[frozenset[str]], np.ndarray, list[tuple[int, str | None]]]:
+    """A store's distinct tag-path sets, the pages carrying each, and each page (one per URL, its first
+    fetch) as (index of its set, its label); a URL's label is looked up once per path (the synthetic store's
+    copies share it)."""
     engine = sa.create_engine(db)
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT p.url_id, p.tagset_id, u.url FROM sc_pages p JOIN sc_urls u "
@@ -177,13 +186,54 @@ def seeds_row(db: str, truth, seeds: int) -> list[float]:
     tids = sorted({t for t, _ in pages})
     index = {t: k for k, t in enumerate(tids)}
     counts = np.bincount([index[t] for t, _ in pages], minlength=len(tids))
+    return [sets[t] for t in tids], counts, [(index[t], label) for t, label in pages]
+
+
+def seeds_row(db: str, truth, seeds: int) -> list[float]:
+    """F* of the in-memory shingle clustering of a store's pages at hash seeds 0 … ``seeds``-1."""
+    sets, counts, pages = store_sets(db, truth)
     out = []
     for seed in range(seeds):
-        _, of = cluster_sets([sets[t] for t in tids], counts, relative_cutoff(len(pages)), seed)
-        assigned = {str(k): int(of[index[t]]) or None for k, (t, label) in enumerate(pages) if label is not None}
+        _, of = cluster_sets(sets, counts, relative_cutoff(len(pages)), seed)
+        assigned = {str(k): int(of[s]) or None for k, (s, label) in enumerate(pages) if label is not None}
         out.append(evaluate(assigned, {str(k): label for k, (_, label) in enumerate(pages) if label is not None})
                    ["fstar"])
     return out
+
+
+def confusion(db: str, truth, seed: int) -> list[str]:
+    """Lines: each truth class, its pages, and the shingle clusters they land in at hash ``seed`` (``c0``:
+    unclustered), largest first; then each cluster's classes the same way."""
+    sets, counts, pages = store_sets(db, truth)
+    _, of = cluster_sets(sets, counts, relative_cutoff(len(pages)), seed)
+    cells = Counter((label, int(of[s])) for s, label in pages)
+    lines = []
+    for axis, other, name in ((0, 1, "class"), (1, 0, "cluster")):
+        for key in sorted({k[axis] for k in cells}, key=lambda k: (str(k).zfill(9) if axis else str(k))):
+            row = sorted(((k[other], n) for k, n in cells.items() if k[axis] == key), key=lambda x: (-x[1], str(x[0])))
+            label = f"c{key}" if axis else key
+            lines.append(f"  {name} {label}: {sum(n for _, n in row):,} pages -> "
+                         + ", ".join(f"{'c' if other else ''}{k} {n:,}" for k, n in row))
+    return lines
+
+
+def many_sets(pages: int, seed: int = 1) -> str:
+    """Seconds of :func:`cluster_sets` in memory on ``pages`` pages of four templates of 30 tag paths each
+    with 5-30 of their 40 optional paths: nearly every page its own distinct set (the many-parts case a
+    real site's million pages can have), cut-off 0.13 % as in ``structcrawl cluster``."""
+    rng = random.Random(seed)
+    templates = [([f"html/body/div{t}/core{i}" for i in range(30)], [f"html/body/div{t}/opt{i}/x" for i in range(40)])
+                 for t in range(4)]
+    carried: Counter[frozenset[str]] = Counter()
+    for n in range(pages):
+        core, optional = templates[n % 4]
+        carried[frozenset(core + rng.sample(optional, rng.randint(5, 30)))] += 1
+    sets, counts = list(carried), list(carried.values())
+    t0 = time.perf_counter()
+    res, _ = cluster_sets([sorted(x) for x in sets], counts, relative_cutoff(pages))
+    took = time.perf_counter() - t0
+    return (f"{pages:,} pages, {len(sets):,} distinct sets: {took:.2f} s, {len(res.clusters)} clusters, "
+            f"{res.unclustered:,} unclustered")
 
 
 def table(rows: list[dict]) -> str:
@@ -210,7 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--seeds", type=int, help="in-memory shingles F* at hash seeds 0 … N-1 instead of the table")
+    ap.add_argument("--many-sets", type=int, metavar="PAGES",
+                    help="only time the in-memory clustering of PAGES pages of four variable templates")
+    ap.add_argument("--confusion", type=int, metavar="SEED",
+                    help="in-memory: which truth classes land in which shingle clusters at this hash seed, per store")
     args = ap.parse_args(argv)
+    if args.many_sets:
+        print(many_sets(args.many_sets))
+        return 0
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="shingles-vs-uxclust-") as tmp:
         stores = args.stores or Path(tmp)
@@ -235,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
                 part.rename(path)
             todo.append((f"synthetic {args.pages:,}", f"sqlite:///{path}",
                          truth_of(DemoSite(pages=min(args.pages, args.base_pages))), None))
+        if args.confusion is not None:
+            for name, db, truth, stubs in todo:
+                print(f"{name} (hash seed {args.confusion}):")
+                print("\n".join(confusion(db, stubs or truth, args.confusion)), flush=True)
+            return 0
         if args.seeds:
             print("| store | " + " | ".join(f"seed {s}" for s in range(args.seeds)) + " | mean |")
             print("|---|" + "---|" * (args.seeds + 1))

@@ -18,6 +18,8 @@ from structcrawl.analysis.metrics import evaluate
 from structcrawl.analysis.shingles import (
     ALIKE,
     MASKS,
+    ShinglePart,
+    attach_left,
     cluster_sets,
     cluster_signatures,
     masked_text,
@@ -26,6 +28,7 @@ from structcrawl.analysis.shingles import (
     shingles,
     signatures,
     site_skeleton,
+    split_apart,
     verify,
 )
 from structcrawl.demo.site import DemoSite
@@ -189,6 +192,69 @@ def test_a_chance_match_of_two_templates_is_verified_apart():
     assert [[p.sets for p in g] for g in merge_alike(parts, sets, counts, similarity=0.5)] == [[(0, 1, 3), (2,)]]
 
 
+def test_two_templates_alike_to_their_shared_fingerprint_are_split_apart():
+    """Two templates in one masked vector, each on 30 % of its pages or more: the fingerprint holds both
+    templates' paths and every set is 6/8 alike to it, so the Jaccard check keeps them all.  The sets with
+    the title block and those without it each have paths of their own on all their pages (3 and 5): two
+    clusters.  Both sides have sets of two kinds, the title block's side is split off as a part of its
+    own, keyed by the full signature of its set of most pages."""
+    core = [f"html/body/div/p{i}" for i in range(20)]
+    front = frozenset(core + [f"html/body/div/center/c{i}" for i in range(3)])
+    front2 = front | {"html/body/div/ul/li"}
+    chapter = frozenset(core + [f"html/body/div/h3/s{i}" for i in range(5)])
+    chapter2 = chapter | {"html/body/div/pre"}
+    sets = [front, front2, chapter, chapter2]
+    counts = [50, 20, 30, 10]
+    values = np.array([pack([0] * 6 + [k, k]) for k in (1, 2, 3, 4)], dtype=np.uint64)
+    signed = cluster_signatures(values, np.array(counts), cutoff=2)
+    assert [c.size for c in signed.clusters] == [110]
+    parts = verify(signed, values, np.arange(4), sets, counts)
+    assert [(p.sets, p.pages) for p in parts] == [((0, 1), 70), ((2, 3), 40)]
+    assert parts[0].masked == signed.clusters[0].signature
+    assert parts[1].masked == masked_text(int(values[2]), int(MASKS[0])) and parts[1].importance == 40
+    # a side under the cut-off stays
+    assert split_apart([0, 1, 2, 3], sets, counts, cutoff=41) == [[0, 1, 2, 3]]
+    assert split_apart([0, 1, 2, 3], sets, counts, cutoff=40) == [[0, 1], [2, 3]]
+
+
+def test_an_either_or_block_of_one_template_is_not_split():
+    """Book pages with a paragraph or a list in one place: each side has one path of its own, not two."""
+    core = [f"html/body/main/p{i}" for i in range(20)]
+    with_p = frozenset(core + ["html/body/main/section/p"])
+    with_list = frozenset(core + ["html/body/main/section/ul", "html/body/main/section/ul/li"])
+    # ul is also on a page with the paragraph: the list side's only path of its own is ul/li
+    with_both = frozenset(core + ["html/body/main/section/p", "html/body/main/section/ul"])
+    assert split_apart([0, 1, 2], [with_p, with_list, with_both], [50, 40, 10], cutoff=2) == [[0, 1, 2]]
+    assert split_apart([0], [with_p], [50], cutoff=1) == [[0]]
+
+
+def test_a_part_told_apart_from_the_rest_of_its_group_leaves_it():
+    """A small part alike to two templates bridges them in the transitive merge; the template whose pages
+    all show paths the rest of the group never shows (and lack the rest's) leaves the group again.
+
+    Front pages: the core and a title block (c0-c2).  Chapters: the core, sections s0-s2 and one of two
+    optional parts (h0 with h1 or h2).  A 10-page chapter without the optional part is 20/26 alike to the
+    front pages and 23/25 to the chapters, while front pages and chapters are 20/28 alike: one chain."""
+    core = [f"html/body/div/p{i}" for i in range(20)]
+    front = frozenset(core + [f"html/body/div/center/c{i}" for i in range(3)])
+    sections = [f"html/body/div/h3/s{i}" for i in range(3)]
+    bridge = frozenset(core + sections)
+    chapter_a = bridge | {"html/body/div/ul/h0", "html/body/div/ul/h1"}
+    chapter_b = bridge | {"html/body/div/ul/h0", "html/body/div/ul/h2"}
+    sets = [front, bridge, chapter_a, chapter_b]
+    counts = [84, 10, 40, 30]
+    parts = [ShinglePart((k,), n, f"{k}", n) for k, n in enumerate(counts)]
+    assert ALIKE <= len(front & bridge) / len(front | bridge) and ALIKE <= len(bridge & chapter_a) / len(
+        bridge | chapter_a)
+    assert ALIKE > len(front & chapter_a) / len(front | chapter_a)
+    groups = merge_alike(parts, sets, counts)
+    assert [sorted(p.sets[0] for p in g) for g in groups] == [[0], [1, 2, 3]]
+    assert [[p.sets for p in g] for g in groups] == [[(0,)], [(2,), (3,), (1,)]]  # largest part first
+    # the chapters' optional parts (h1 only on A, h2 only on B) do not tell a chapter part from the rest, which
+    # lacks h1 but has h2 on under 90 % of its pages; without the front pages they stay one group
+    assert [[p.sets for p in g] for g in merge_alike(parts[1:], sets, counts)] == [[(2,), (3,), (1,)]]
+
+
 def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():
     # two templates with no path in common, one of 40 pages and one of 3: the small one is deleted, as
     # Algorithm 1 deletes a masked vector under the cut-off
@@ -197,6 +263,24 @@ def test_clusters_under_the_cut_off_after_the_merge_are_unclustered():
     res, of = cluster_sets([big, small], [40, 3], cutoff=5)
     assert [c.size for c in res.clusters] == [40] and res.unclustered == 3 and of.tolist() == [1, 0]
     assert res.signatures == 2 and len(res.assignment) == 2
+
+
+def test_sets_left_out_go_to_the_cluster_they_fit():
+    """Sets of no cluster (their part under the cut-off) join the cluster whose fingerprint they fit as the
+    verification checks a page: 6/8 alike (9/11 here) or no path the fingerprint lacks; the most alike
+    cluster when several fit; a set that fits none stays out."""
+    a = frozenset(f"html/body/main/a{i}" for i in range(10))
+    b = frozenset(f"html/body/main/b{i}" for i in range(10))
+    near_a = frozenset(sorted(a)[:9]) | {"html/body/main/x"}  # 9/11 alike to a
+    part_of_b = frozenset(sorted(b)[:4])  # no path b lacks, 4/10 alike
+    both = frozenset(sorted(a)[:5]) | frozenset(sorted(b)[:5])  # 5/15 to each
+    sets = [a, b, near_a, part_of_b, both]
+    assert attach_left([[0], [1]], sets, [40, 30, 2, 1, 1]) == [[0, 2], [1, 3]]
+    assert attach_left([], sets, [40, 30, 2, 1, 1]) == []
+    # through cluster_sets: the small sets' own clusters are under the cut-off, they are counted in a's and b's
+    res, of = cluster_sets([sorted(x) for x in sets], [40, 30, 2, 1, 1], cutoff=5)
+    assert of.tolist()[:4] == [1, 2, 1, 2] and of[4] == 0
+    assert [c.size for c in res.clusters] == [42, 31] and res.unclustered == 1
 
 
 def test_bad_arguments():
