@@ -126,6 +126,21 @@ def test_an_optional_block_of_sections_does_not_split_a_class():
     assert regroup(model) is None
 
 
+def test_sides_sharing_more_content_than_they_differ_by_stay_one_class():
+    # rustdoc's struct pages: the same impl and method blocks on every page; stable items show a
+    # version and a source link, unstable ones a badge and a bare source link, each on its own
+    # page skeleton — the two-part code prefers two classes, but they are one template
+    content = tuple(f"impl{i}/a" for i in range(6))
+    stable = [shaped(f"s{i}", ("body/main/span.since", "body/main/a.src", *OVERVIEW_TAGS), *content, "since/a",
+                     "since/src/a") for i in range(12)]
+    unstable = [shaped(f"u{i}", ("body/main/div.stab", "body/main/a.bare", *MEMBERS_TAGS), *content, "stab/a",
+                       "bare/src/a") for i in range(10)]
+    modules = [page(f"m{i}", "items/a") for i in range(5)]
+    functions = [page(f"f{i}", "decl/a") for i in range(5)]
+    model = model_of([stable + unstable, modules, functions])  # the chrome: what most classes show
+    assert regroup(model) is None
+
+
 def test_a_page_judged_alone_joins_the_class_its_paths_now_belong_to():
     # a reference page arrived before its template's class had its optional
     # sections: a class of its own then; now every path it has is the class's

@@ -96,8 +96,8 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     the best split by one path's presence, then each member moved to the side
     whose adaptive code is shorter (``SIDE_ROUNDS``), kept when it codes shorter
     than the whole.  The two sides must be what refinement would keep apart —
-    core sections not nested, tag-path fingerprints below the merge similarity —
-    or refinement would merge them back at its next run.  O(paths² · members / 64)
+    core sections not nested and not mostly shared beyond the chrome, tag-path
+    fingerprints below the merge similarity — or refinement would merge them back.  O(paths² · members / 64)
     word operations per class (presence columns are integers used as bit sets).
     """
     cls = model.classes[class_id]
@@ -134,7 +134,11 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     inside = [u for i, u in enumerate(members) if side >> i & 1]
     outside = [u for i, u in enumerate(members) if not side >> i & 1]
     a, b = _sides(columns, side, cls.path_counts)
-    if nested(_core(a, len(inside)), _core(b, len(outside)), chrome):
+    core_a, core_b = _core(a, len(inside)), _core(b, len(outside))
+    # sides sharing more content sections than they differ by are one template whose optional
+    # blocks come together (rustdoc's struct pages with or without trait impls): refinement
+    # would merge them back as they grow, and the crawl would swing between the two
+    if nested(core_a, core_b, chrome) or len((core_a & core_b) - chrome) > len(core_a ^ core_b):
         return None
     prints = (Candidate([model.pages[u] for u in urls]).fingerprint for urls in (inside, outside))
     if jaccard(*prints) >= FINGERPRINT_SIMILARITY:
