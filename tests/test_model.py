@@ -338,16 +338,20 @@ def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
 
     skeleton = frozenset(f"html/body/div/p{i}" for i in range(10))
     m = SiteModel()
-    for name in ("a", "b", "c"):  # an optional section on 2 of 3 members each
+    for name in ("a", "b"):  # one content section, and an optional one on 2 of 3 members each
         cls = m.new_class()
-        m._add_to(cls, [Page(f"{name}{i}", frozenset({"nav", name} if i else {"nav"}), 1, skeleton)
-                        for i in range(3)])
+        m._add_to(cls, [Page(f"{name}{i}", frozenset({"nav", "members", name} if i else {"nav", "members"}), 1,
+                             skeleton) for i in range(3)])
+    for name in ("c", "d", "e"):
+        m._add_to(m.new_class(), [Page(f"{name}{i}", frozenset({"nav", name} if i else {"nav"}), 1, skeleton)
+                                  for i in range(3)])
     f = Frontier()
     f.add_links(9, {"list": ["u"]})
-    f.collections[(9, "list")].leads_to.update({0: 2, 1: 2})  # one collection led to classes 0 and 1
+    f.collections[(9, "list")].leads_to.update({0: 2, 1: 2, 2: 2})  # one collection led to a, b and c
     merges = Refiner().refine(m, f, update=5)
+    # c shares the skeleton and the chrome (nav) only: one skeleton is not one template
     assert [(x.kept, x.merged, x.similarity) for x in merges] == [(0, 1, 1.0)]
-    assert sorted(m.classes) == [0, 2] and m.classes[0].size == 6
+    assert sorted(m.classes) == [0, 2, 3, 4] and m.classes[0].size == 6
     # both classes vouched for by a collection of their own: kept apart
     m2 = SiteModel()
     for name in ("a", "b"):

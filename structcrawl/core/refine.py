@@ -7,7 +7,10 @@ reached from many places.  Two classes are merged when
 
 1. their **tag-path fingerprints** (paths on ≥ ``occurrence`` of the members)
    have Jaccard similarity ≥ ``similarity`` (UXClust: 0.3 and 0.8) — the same
-   DOM skeleton; and
+   DOM skeleton — and their link collections share a core section beyond the
+   site's chrome (rustdoc writes every item kind on one skeleton, and its type
+   alias and constant pages share only the chrome), or else one's core
+   sections are nested in the other's; and
 2. some link collection **co-cites** them — its links point to modelled pages
    of both — which is Crescenzi et al.'s assumption that the links of one collection
    lead to one class; and
@@ -115,7 +118,10 @@ class Refiner:
             if told_apart(classes[a].path_counts, classes[a].size, classes[b].path_counts, classes[b].size,
                           chrome=shared_by_most):
                 continue
-            if sim >= (TWIN_SIMILARITY if small else self.similarity) or (
+            # page skeletons alike are one template only where the links agree on some content
+            # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
+            content = (cores[a] & cores[b]) - shared_by_most
+            if (sim >= (TWIN_SIMILARITY if small else self.similarity) and content) or (
                     not small and nested(cores[a], cores[b], shared_by_most)):
                 alike[(a, b)] = sim
         if not alike:
