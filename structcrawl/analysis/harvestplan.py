@@ -95,6 +95,13 @@ PROBE_PAGES = 5
 #: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
 #: 10 with 11 % (and did, on geos's class-member pages).
 RECHECK_PAGES = 20
+#: Targets' worth of requests, at the harvest's average cost per target so far, that a collection the
+#: re-check opened may spend without leading to a target before it is closed again (RECHECK_PAGES at
+#: least).  qtbase's obsolete-members pages cost ~7 requests each; its module pages' class lists, opened by
+#: the re-check, lead to the last few through ~3 of their ~100 class pages: 20 pages missed them (0.960
+#: in replay), 5 targets' worth (~37 pages) finds them (0.988).  The demo's books cost ~1.3 requests each:
+#: its news archive is still closed after 20.
+BARREN_TARGETS = 5
 #: Links from a page of a collection the re-check opened within which a target fetched counts for that
 #: collection: geos's source listings link new class pages (1), ghc's user guide links a new module
 #: page, which links new source pages (2).  The demo's news archive, opened by its probes' new article
@@ -234,6 +241,7 @@ class Harvest:
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
         self.quiet_of: Counter = Counter()  #: the same per class
+        self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
         self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
@@ -267,11 +275,15 @@ class Harvest:
             else self.links.get(key, Counter())
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
-            words = set(url_words(url))
+            # the path names the script that answers, so the page type; a query only fills it (Javadoc's
+            # frameset ``index.html?org/…/package-summary.html`` is a frameset whatever page it names: its
+            # words made every package summary's FRAMES link a predicted target, 1,070 framesets fetched)
+            script = path.split("?", 1)[0]
+            words = set(url_words(_path_only(url)))
 
             def rank(c: int) -> tuple:
                 pattern = self.patterns.get(c)
-                hit = pattern is not None and pattern.search(path) is not None
+                hit = pattern is not None and (pattern.search(path) or pattern.search(script)) is not None
                 return (self._word_score(c, words), hit, len(pattern.pattern) if hit else 0, c in self.targets,
                         counts[c], -c)
 
@@ -455,6 +467,7 @@ class Harvest:
                 self._reopen(origin[0], opened)
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
+        self.paid_of[cls] += pays
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
@@ -504,14 +517,34 @@ class Harvest:
         shape = url_shape(url)
         return self.redirected[shape] > self.landed[shape]
 
-    def quiet_hub(self, cls: int | None) -> bool:
+    def quiet_hub(self, cls: int | None, key: Key | None = None) -> bool:
         """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
         pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
         targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
-        something new.)"""
-        return cls not in self.targets and self.hubs_quiet() \
-            and self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
+        something new.)  For a URL of collection ``key`` that never led to a target, the class's own
+        run may also be too long to be chance (:meth:`_class_run_is_telling`): a small harvest fetches
+        fewer than QUIET_MIN pages of most hub classes (commons-math3's 76 package summaries: 190 hub
+        pages after the last of them, none of its five hub classes 50 pages long).  Not for a collection
+        that led to targets: its URLs' predicted class may be wrong (pango's index lists its flags pages,
+        targets, among the functions, all of one URL pattern)."""
+        if cls in self.targets or not self.hubs_quiet():
+            return False
+        if self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls]):
+            return True
+        return key is not None and not self._leads_to_targets(key) and self._class_run_is_telling(cls)
+
+    def _class_run_is_telling(self, cls: int | None) -> bool:
+        """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
+        chance, as a followed collection's is for the dead rule (:meth:`_run_is_telling`): DEAD_WINDOW
+        pages at least, and for a class whose pages before the run paid with a share p, (1-p)^n < DEAD_RISK."""
+        run = self.quiet_of[cls]
+        if run < DEAD_WINDOW:
+            return False
+        before = self.pages_of[cls] - run
+        if not self.paid_of[cls] or not before:
+            return True
+        return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
     def hubs_quiet(self) -> bool:
         """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
@@ -526,7 +559,7 @@ class Harvest:
         before their collection was found dead, where the re-check did not find them.)"""
         if entry.key is None or entry.explore:  # a start URL, a probe: never parked
             return False
-        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)))
+        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)), entry.key)
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
@@ -547,7 +580,7 @@ class Harvest:
             col.decision = col.before_recheck
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
-        elif col.widened and not col.yielded and col.rechecks >= RECHECK_PAGES:
+        elif col.widened and not col.yielded and col.rechecks >= self.barren_window():
             # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
             # section of hubs that lead to targets known already (the demo's news archive: its pages show
             # articles, which show known books); its waiting URLs are held, as a dead collection's
@@ -561,6 +594,12 @@ class Harvest:
               and not any(t in self.targets for t in self.links.get(key, ()))
               and not any(t in self.targets for t in col.outcomes)):
             col.decision = SKIP
+
+    def barren_window(self) -> float:
+        """Pages a collection the re-check opened may fetch since it paid without leading to a target before
+        it is closed again: BARREN_TARGETS targets' worth at the harvest's requests per target so far, and
+        RECHECK_PAGES at least (a collection that leads to few targets is worth what they cost elsewhere)."""
+        return max(RECHECK_PAGES, BARREN_TARGETS * self.fetched / max(1, self.harvested))
 
     @staticmethod
     def _run_is_telling(col: _Collection) -> bool:
@@ -619,7 +658,7 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket)):
+            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket), entry.key):
                 self.parked.append(entry)
                 continue
             if self.skipped(entry):
@@ -801,6 +840,11 @@ class Harvest:
 def _bucket_class(bucket: Bucket) -> int | None | str:
     """The class of a bucket's URLs (the class of a (LISTINGS, class) bucket)."""
     return bucket[1] if isinstance(bucket, tuple) else bucket
+
+
+def _path_only(url: str) -> str:
+    """``url`` without its query and fragment."""
+    return url.split("#", 1)[0].split("?", 1)[0]
 
 
 def _site_path(url: str) -> str:
