@@ -182,6 +182,7 @@ class _Collection:
     stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
+    window: float = 0.0  #: pages since its re-check paid after which, none leading to a target, it is closed again
 
 
 @dataclass
@@ -575,12 +576,13 @@ class Harvest:
             col.decision = FOLLOW
             col.widened = True
             col.rechecks = 0
+            col.window = self.barren_window()
             self._release(key, col)
         elif col.decision == RECHECK and col.rechecks >= RECHECK_PAGES:
             col.decision = col.before_recheck
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
-        elif col.widened and not col.yielded and col.rechecks >= self.barren_window():
+        elif col.widened and not col.yielded and col.rechecks >= col.window:
             # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
             # section of hubs that lead to targets known already (the demo's news archive: its pages show
             # articles, which show known books); its waiting URLs are held, as a dead collection's
@@ -596,9 +598,10 @@ class Harvest:
             col.decision = SKIP
 
     def barren_window(self) -> float:
-        """Pages a collection the re-check opened may fetch since it paid without leading to a target before
-        it is closed again: BARREN_TARGETS targets' worth at the harvest's requests per target so far, and
-        RECHECK_PAGES at least (a collection that leads to few targets is worth what they cost elsewhere)."""
+        """Pages a collection the re-check opens now may fetch without leading to a target before it is closed
+        again: BARREN_TARGETS targets' worth at the harvest's requests per target so far, and RECHECK_PAGES at
+        least (a collection that leads to few targets is worth what they cost elsewhere).  Fixed when it
+        opens: the pages it fetches must not raise it."""
         return max(RECHECK_PAGES, BARREN_TARGETS * self.fetched / max(1, self.harvested))
 
     @staticmethod
