@@ -1,6 +1,7 @@
 """Replay a focused harvest offline on a corpus's link graph, and say why targets were missed.
 
-    python benchmarks/harvest_replay.py MODEL [--corpus qtbase | --demo-pages 30000] (--truth obsolete_members | --classes 13)
+    python benchmarks/harvest_replay.py MODEL [--corpus qtbase | --demo-pages 30000]
+        (--truth obsolete_members | --classes 13)
         [--inflight 32] [--hub-inflight 8] [--explore 0.05] [--explore-min 10] [--paths 20] [--waste 15]
 
 The harvest's plan (:class:`structcrawl.analysis.harvestplan.Harvest`) is fed the corpus's pages
@@ -224,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model")
     ap.add_argument("--corpus", choices=sorted(corpora.CORPORA), help="default: the demo bookshop")
     ap.add_argument("--demo-pages", type=int, default=30000, help="the demo's size, as the model's crawl had it")
-    ap.add_argument("--truth", help="the truth classes harvested, comma-separated (their model classes are the targets)")
+    ap.add_argument("--truth", help="the truth classes harvested, comma-separated (their model classes are "
+                                    "the targets)")
     ap.add_argument("--classes", help="target model class ids, comma-separated (default: by --truth)")
     ap.add_argument("--inflight", type=int, default=32)
     ap.add_argument("--hub-inflight", type=int, default=DOWNLOAD_SLOTS)
@@ -257,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.corpus or 'demo'} {truth_name} (classes {','.join(map(str, targets))}): recall "
           f"{len(found) / max(1, len(truth_pages)):.3f} ({len(found)} of {len(truth_pages)} reachable), "
           f"{requests} requests, precision {len(found) / max(1, requests):.2f}; "
-          f"{harvest.explored} explored; false items {len(got - truth_pages)}; last target at page {last} of {len(order)}")
+          f"{harvest.explored} explored; false items {len(got - truth_pages)}; "
+          f"last target at page {last} of {len(order)}")
     print("   fetched by class:", dict(sorted(harvest.pages_of.items(), key=lambda kv: -kv[1])))
 
     missed = sorted(truth_pages - got)

@@ -384,3 +384,22 @@ def test_a_costlier_harvest_gives_a_reopened_collection_more_pages():
     for i in range(2, 10):  # 8 more list pages, no more target: 11 requests for 1
         h.page(H + f"/list/{i}", (0, MENU), 1, {})
     assert h.barren_window() == BARREN_TARGETS * 11
+
+
+def test_new_urls_of_a_hub_class_that_stopped_paying_are_not_progress():
+    """A new URL of a hub class nearer the targets counts as progress (the page is useful, the harvest not
+    quiet) until that class's own pages stop paying for a run too long to be chance: the model's distance
+    may be a mixture's (ghc's home page shares its class with the source pages, so every module page's
+    links to source pages looked like progress, 560 pages after the last manual page)."""
+    aside = "aside/a"
+    doc = document()
+    doc["class_links"].append({"source": 0, "path": aside, "target": 1, "count": 3})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(DEAD_WINDOW)]
+    assert h.page(H + "/", None, 0, {MENU: lists}).useful
+    for url in drain(h):
+        assert not h.page(url, (0, MENU), 1, {}).useful  # listings that list nothing
+    assert not h.page(H + "/about", None, 0, {aside: [H + "/list/99"]}).useful
+    assert h.quiet == DEAD_WINDOW + 1

@@ -20,7 +20,9 @@ is a package-use page, though that class's URL pattern, learnt from five pages
 of one package, does not match it: it has every word those pages' URLs share,
 but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
-categories does not fetch the about page.
+categories does not fetch the about page.  Words and patterns of the URL's path:
+a query only fills the page its path names (Javadoc's frameset
+``index.html?…/package-summary.html``).
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -49,14 +51,20 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   class pages fetched between them show nothing new), and a class whose pages
   stopped paying goes on while the harvest still finds targets (erlang's
   application front pages show modules that the module pages fetched first
-  had shown, but only they lead to the applications not visited yet).
+  had shown, but only they lead to the applications not visited yet).  Once
+  the harvest is quiet, a hub class whose own run is too long to be chance
+  (as the dead rule judges a collection's) is parked too, for the URLs of
+  collections that never led to a target: a small harvest fetches fewer than
+  ``QUIET_MIN`` pages of most hub classes.  A new URL of a hub class whose
+  run is so telling is not "nearer the targets" any more (:meth:`Harvest._fruitless`).
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
   (:meth:`Harvest.recheck`) once one of its pages, or of the pages they lead
-  to within ``YIELD_HOPS``, is a target; one whose first ``RECHECK_PAGES``
-  pages since it paid led to none is closed again, and what it queued waits
-  (opened again if a target comes after all).  A URL handed out whose
+  to within ``YIELD_HOPS``, is a target; one whose pages since it paid led to
+  none within ``BARREN_TARGETS`` targets' worth of requests (at the harvest's
+  cost per target then, ``RECHECK_PAGES`` at least) is closed again, and what
+  it queued waits (opened again if a target comes after all).  A URL handed out whose
   collection was found dead since is held by it (:meth:`Harvest.hold`), where
   the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
@@ -448,11 +456,13 @@ class Harvest:
                     elif origin is not None and origin[1] < YIELD_HOPS:
                         self.lineage[u] = (origin[0], origin[1] + 1)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
-                    # (a pager's page may list new targets even when this one listed none); not a URL
+                    # (a pager's page may list new targets even when this one listed none); not a URL of a
+                    # class whose pages stopped paying (_fruitless); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
                     if predicted is None or self._alias(u):
                         continue
-                    if self.dist.get(predicted, FAR) < here or predicted in self.targets:
+                    if predicted in self.targets or (self.dist.get(predicted, FAR) < here
+                                                     and not self._fruitless(predicted)):
                         useful = pays = True
                         self.found_new[cls] += 1
                     elif predicted == cls:
@@ -534,6 +544,14 @@ class Harvest:
         if self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls]):
             return True
         return key is not None and not self._leads_to_targets(key) and self._class_run_is_telling(cls)
+
+    def _fruitless(self, cls: int) -> bool:
+        """Has hub class ``cls`` stopped paying, its pages' run of nothing new toward the targets too long to
+        be chance (:meth:`_class_run_is_telling`)?  Then a new URL of it is no longer "nearer the targets":
+        the model's distance of a class can be a mixture's (ghc: the site's home page, which links the user
+        guide, is in one class with the source pages, so every module page showed "new URLs nearer" in its
+        links to source pages and kept the modules followed after the last manual page, 560 pages)."""
+        return self._class_run_is_telling(cls)
 
     def _class_run_is_telling(self, cls: int | None) -> bool:
         """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
