@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from structcrawl.analysis.harvestplan import (
+    BARREN_TARGETS,
     DEAD_WINDOW,
     FAR,
     PROBE_PAGES,
@@ -316,3 +317,89 @@ def test_a_rechecked_collection_whose_pages_lead_to_no_new_target_is_closed_agai
             # handed out after it closed wait
             assert fetched[date] == 1 + RECHECK_PAGES and opened.decision == "skip"
             assert fetched[prev] < RECHECK_PAGES
+
+
+def with_samples(doc: dict, samples: dict[int, list[str]]) -> dict:
+    for c in doc["classes"]:
+        c["samples"] = [H + s for s in samples.get(c["id"], ["/"])]
+    return doc
+
+
+def test_a_url_is_predicted_by_its_path_not_by_the_page_its_query_names():
+    """Javadoc's frameset link ``index.html?org/…/package-summary.html`` on every package summary is a
+    frameset, whatever page its query names: predicted a target by the query's words, every target page
+    cost a frameset request more (commons-math3, 1,070)."""
+    frames, nav = 4, "div.nav/a"
+    doc = document()
+    doc["classes"].append({"id": frames, "size": 2, "url_pattern": r"^/frames\.html(?:\?intro\.html)?$"})
+    doc["class_links"] += [{"source": 2, "path": nav, "target": 2, "count": 40},
+                           {"source": 2, "path": nav, "target": frames, "count": 2}]
+    with_samples(doc, {1: ["/list/1", "/list/2"], 2: ["/item/1", "/item/2"], 3: ["/review/1", "/review/2"],
+                       frames: ["/frames.html", "/frames.html?intro.html"]})
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=0), [H + "/item/1"])
+    assert drain(h) == [H + "/item/1"]
+    h.page(H + "/item/1", (1, ITEMS), 2, {nav: [H + "/item/2", H + "/frames.html?item/1"]})
+    assert drain(h) == [H + "/item/2"]  # the frameset is held: a target page's link to another class
+
+
+def hubs_behind_targets(leads_to_targets: bool) -> tuple[Harvest, list[str]]:
+    """A harvest whose home page shows 40 list pages and 40 review pages, each the one URL of a collection of
+    its own, none of them showing anything new; returns it and the URLs fetched after the home page."""
+    doc = document()
+    menus = [f"m{i}/a" for i in range(80)]
+    doc["class_links"] += [{"source": 0, "path": m, "target": 1 if i < 40 else 3, "count": 1}
+                           for i, m in enumerate(menus)]
+    if leads_to_targets:
+        doc["class_links"] += [{"source": 0, "path": m, "target": 2, "count": 1} for m in menus]
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {m: [H + (f"/list/{i}" if i < 40 else f"/review/{i}")] for i, m in enumerate(menus)})
+    fetched = []
+    while (entry := h.pop()) is not None:
+        fetched.append(entry.url)
+        h.page(entry.url, entry.key, 1 if "/list/" in entry.url else 3, {})
+    return h, fetched
+
+
+def test_a_small_harvest_stops_fetching_hub_classes_whose_own_run_is_telling():
+    """Once the harvest is quiet (QUIET_MIN pages showed nothing new), a hub class's URLs wait when its own
+    run of such pages is too long to be chance, though shorter than QUIET_MIN: a small harvest fetches
+    fewer pages than that of most hub classes (commons-math3's 76 package summaries: 190 hub pages after
+    the last).  Not the URLs of collections that led to targets: their predicted class may be wrong."""
+    h, fetched = hubs_behind_targets(leads_to_targets=False)
+    assert len(fetched) == QUIET_MIN and len(h.parked) == 80 - QUIET_MIN  # 40 lists, then 10 reviews
+    h, fetched = hubs_behind_targets(leads_to_targets=True)
+    assert len(fetched) == 80 and not h.parked
+
+
+def test_a_costlier_harvest_gives_a_reopened_collection_more_pages():
+    """A collection the re-check opened is closed again after BARREN_TARGETS targets' worth of requests at
+    the harvest's cost per target (RECHECK_PAGES at least): qtbase's module pages lead to its last
+    obsolete-members pages through ~3 of their ~100 class pages, where each target costs ~7 requests."""
+    h = through_listing(Harvest(document(), [2], explore_share=0.0, explore_min=0), [H + "/item/1"])
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {})
+    assert h.barren_window() == RECHECK_PAGES  # 3 requests for 1 target: 15 pages' worth
+    for i in range(2, 10):  # 8 more list pages, no more target: 11 requests for 1
+        h.page(H + f"/list/{i}", (0, MENU), 1, {})
+    assert h.barren_window() == BARREN_TARGETS * 11
+
+
+def test_new_urls_of_a_hub_class_that_stopped_paying_are_not_progress():
+    """A new URL of a hub class nearer the targets counts as progress (the page is useful, the harvest not
+    quiet) until that class's own pages stop paying for a run too long to be chance: the model's distance
+    may be a mixture's (ghc's home page shares its class with the source pages, so every module page's
+    links to source pages looked like progress, 560 pages after the last manual page)."""
+    aside = "aside/a"
+    doc = document()
+    doc["class_links"].append({"source": 0, "path": aside, "target": 1, "count": 3})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(DEAD_WINDOW)]
+    assert h.page(H + "/", None, 0, {MENU: lists}).useful
+    for url in drain(h):
+        assert not h.page(url, (0, MENU), 1, {}).useful  # listings that list nothing
+    assert not h.page(H + "/about", None, 0, {aside: [H + "/list/99"]}).useful
+    assert h.quiet == DEAD_WINDOW + 1

@@ -20,7 +20,9 @@ is a package-use page, though that class's URL pattern, learnt from five pages
 of one package, does not match it: it has every word those pages' URLs share,
 but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
-categories does not fetch the about page.
+categories does not fetch the about page.  Words and patterns of the URL's path:
+a query only fills the page its path names (Javadoc's frameset
+``index.html?…/package-summary.html``).
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -49,14 +51,20 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   class pages fetched between them show nothing new), and a class whose pages
   stopped paying goes on while the harvest still finds targets (erlang's
   application front pages show modules that the module pages fetched first
-  had shown, but only they lead to the applications not visited yet).
+  had shown, but only they lead to the applications not visited yet).  Once
+  the harvest is quiet, a hub class whose own run is too long to be chance
+  (as the dead rule judges a collection's) is parked too, for the URLs of
+  collections that never led to a target: a small harvest fetches fewer than
+  ``QUIET_MIN`` pages of most hub classes.  A new URL of a hub class whose
+  run is so telling is not "nearer the targets" any more (:meth:`Harvest._fruitless`).
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
   (:meth:`Harvest.recheck`) once one of its pages, or of the pages they lead
-  to within ``YIELD_HOPS``, is a target; one whose first ``RECHECK_PAGES``
-  pages since it paid led to none is closed again, and what it queued waits
-  (opened again if a target comes after all).  A URL handed out whose
+  to within ``YIELD_HOPS``, is a target; one whose pages since it paid led to
+  none within ``BARREN_TARGETS`` targets' worth of requests (at the harvest's
+  cost per target then, ``RECHECK_PAGES`` at least) is closed again, and what
+  it queued waits (opened again if a target comes after all).  A URL handed out whose
   collection was found dead since is held by it (:meth:`Harvest.hold`), where
   the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
@@ -95,6 +103,13 @@ PROBE_PAGES = 5
 #: directory links show a class page not seen before), 20 probes miss them all with a chance of 1 %,
 #: 10 with 11 % (and did, on geos's class-member pages).
 RECHECK_PAGES = 20
+#: Targets' worth of requests, at the harvest's average cost per target so far, that a collection the
+#: re-check opened may spend without leading to a target before it is closed again (RECHECK_PAGES at
+#: least).  qtbase's obsolete-members pages cost ~7 requests each; its module pages' class lists, opened by
+#: the re-check, lead to the last few through ~3 of their ~100 class pages: 20 pages missed them (0.960
+#: in replay), 5 targets' worth (~37 pages) finds them (0.988).  The demo's books cost ~1.3 requests each:
+#: its news archive is still closed after 20.
+BARREN_TARGETS = 5
 #: Links from a page of a collection the re-check opened within which a target fetched counts for that
 #: collection: geos's source listings link new class pages (1), ghc's user guide links a new module
 #: page, which links new source pages (2).  The demo's news archive, opened by its probes' new article
@@ -175,6 +190,7 @@ class _Collection:
     stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
+    window: float = 0.0  #: pages since its re-check paid after which, none leading to a target, it is closed again
 
 
 @dataclass
@@ -234,6 +250,7 @@ class Harvest:
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
         self.quiet_of: Counter = Counter()  #: the same per class
+        self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
         self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
@@ -267,11 +284,15 @@ class Harvest:
             else self.links.get(key, Counter())
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
-            words = set(url_words(url))
+            # the path names the script that answers, so the page type; a query only fills it (Javadoc's
+            # frameset ``index.html?org/…/package-summary.html`` is a frameset whatever page it names: its
+            # words made every package summary's FRAMES link a predicted target, 1,070 framesets fetched)
+            script = path.split("?", 1)[0]
+            words = set(url_words(_path_only(url)))
 
             def rank(c: int) -> tuple:
                 pattern = self.patterns.get(c)
-                hit = pattern is not None and pattern.search(path) is not None
+                hit = pattern is not None and (pattern.search(path) or pattern.search(script)) is not None
                 return (self._word_score(c, words), hit, len(pattern.pattern) if hit else 0, c in self.targets,
                         counts[c], -c)
 
@@ -435,11 +456,13 @@ class Harvest:
                     elif origin is not None and origin[1] < YIELD_HOPS:
                         self.lineage[u] = (origin[0], origin[1] + 1)
                     # a new URL nearer the targets (or a new target), or the next page of a listing
-                    # (a pager's page may list new targets even when this one listed none); not a URL
+                    # (a pager's page may list new targets even when this one listed none); not a URL of a
+                    # class whose pages stopped paying (_fruitless); not a URL
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
                     if predicted is None or self._alias(u):
                         continue
-                    if self.dist.get(predicted, FAR) < here or predicted in self.targets:
+                    if predicted in self.targets or (self.dist.get(predicted, FAR) < here
+                                                     and not self._fruitless(predicted)):
                         useful = pays = True
                         self.found_new[cls] += 1
                     elif predicted == cls:
@@ -455,6 +478,7 @@ class Harvest:
                 self._reopen(origin[0], opened)
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
+        self.paid_of[cls] += pays
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
@@ -504,14 +528,42 @@ class Harvest:
         shape = url_shape(url)
         return self.redirected[shape] > self.landed[shape]
 
-    def quiet_hub(self, cls: int | None) -> bool:
+    def quiet_hub(self, cls: int | None, key: Key | None = None) -> bool:
         """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
         pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
         targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
-        something new.)"""
-        return cls not in self.targets and self.hubs_quiet() \
-            and self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls])
+        something new.)  For a URL of collection ``key`` that never led to a target, the class's own
+        run may also be too long to be chance (:meth:`_class_run_is_telling`): a small harvest fetches
+        fewer than QUIET_MIN pages of most hub classes (commons-math3's 76 package summaries: 190 hub
+        pages after the last of them, none of its five hub classes 50 pages long).  Not for a collection
+        that led to targets: its URLs' predicted class may be wrong (pango's index lists its flags pages,
+        targets, among the functions, all of one URL pattern)."""
+        if cls in self.targets or not self.hubs_quiet():
+            return False
+        if self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls]):
+            return True
+        return key is not None and not self._leads_to_targets(key) and self._class_run_is_telling(cls)
+
+    def _fruitless(self, cls: int) -> bool:
+        """Has hub class ``cls`` stopped paying, its pages' run of nothing new toward the targets too long to
+        be chance (:meth:`_class_run_is_telling`)?  Then a new URL of it is no longer "nearer the targets":
+        the model's distance of a class can be a mixture's (ghc: the site's home page, which links the user
+        guide, is in one class with the source pages, so every module page showed "new URLs nearer" in its
+        links to source pages and kept the modules followed after the last manual page, 560 pages)."""
+        return self._class_run_is_telling(cls)
+
+    def _class_run_is_telling(self, cls: int | None) -> bool:
+        """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
+        chance, as a followed collection's is for the dead rule (:meth:`_run_is_telling`): DEAD_WINDOW
+        pages at least, and for a class whose pages before the run paid with a share p, (1-p)^n < DEAD_RISK."""
+        run = self.quiet_of[cls]
+        if run < DEAD_WINDOW:
+            return False
+        before = self.pages_of[cls] - run
+        if not self.paid_of[cls] or not before:
+            return True
+        return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
     def hubs_quiet(self) -> bool:
         """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
@@ -526,7 +578,7 @@ class Harvest:
         before their collection was found dead, where the re-check did not find them.)"""
         if entry.key is None or entry.explore:  # a start URL, a probe: never parked
             return False
-        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)))
+        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)), entry.key)
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
@@ -542,12 +594,13 @@ class Harvest:
             col.decision = FOLLOW
             col.widened = True
             col.rechecks = 0
+            col.window = self.barren_window()
             self._release(key, col)
         elif col.decision == RECHECK and col.rechecks >= RECHECK_PAGES:
             col.decision = col.before_recheck
             if col.decision == FOLLOW:  # what it showed meanwhile waited
                 self._release(key, col)
-        elif col.widened and not col.yielded and col.rechecks >= RECHECK_PAGES:
+        elif col.widened and not col.yielded and col.rechecks >= col.window:
             # its probes paid by new URLs nearer the targets, but none of them led to a target page: a
             # section of hubs that lead to targets known already (the demo's news archive: its pages show
             # articles, which show known books); its waiting URLs are held, as a dead collection's
@@ -561,6 +614,13 @@ class Harvest:
               and not any(t in self.targets for t in self.links.get(key, ()))
               and not any(t in self.targets for t in col.outcomes)):
             col.decision = SKIP
+
+    def barren_window(self) -> float:
+        """Pages a collection the re-check opens now may fetch without leading to a target before it is closed
+        again: BARREN_TARGETS targets' worth at the harvest's requests per target so far, and RECHECK_PAGES at
+        least (a collection that leads to few targets is worth what they cost elsewhere).  Fixed when it
+        opens: the pages it fetches must not raise it."""
+        return max(RECHECK_PAGES, BARREN_TARGETS * self.fetched / max(1, self.harvested))
 
     @staticmethod
     def _run_is_telling(col: _Collection) -> bool:
@@ -619,7 +679,7 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket)):
+            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket), entry.key):
                 self.parked.append(entry)
                 continue
             if self.skipped(entry):
@@ -801,6 +861,11 @@ class Harvest:
 def _bucket_class(bucket: Bucket) -> int | None | str:
     """The class of a bucket's URLs (the class of a (LISTINGS, class) bucket)."""
     return bucket[1] if isinstance(bucket, tuple) else bucket
+
+
+def _path_only(url: str) -> str:
+    """``url`` without its query and fragment."""
+    return url.split("#", 1)[0].split("?", 1)[0]
 
 
 def _site_path(url: str) -> str:

@@ -1,0 +1,324 @@
+"""Replay a focused harvest offline on a corpus's link graph, and say why targets were missed.
+
+    python benchmarks/harvest_replay.py MODEL [--corpus qtbase | --demo-pages 30000]
+        (--truth obsolete_members | --classes 13)
+        [--inflight 32] [--hub-inflight 8] [--explore 0.05] [--explore-min 10] [--paths 20] [--waste 15]
+
+The harvest's plan (:class:`structcrawl.analysis.harvestplan.Harvest`) is fed the corpus's pages
+as the spider feeds it: the same classifier, the same spelled collections, the same trap rule, up
+to ``--inflight`` URLs handed out at once and hub pages only while fewer than ``--hub-inflight`` are
+(the spider's ``STRUCTCRAWL_MAX_INFLIGHT`` and ``CONCURRENT_REQUESTS_PER_DOMAIN``), the ones handed
+out waiting in a last-in-first-out queue (Scrapy's default scheduler) for eight download slots that
+finish first in, first out.  No server: a URL's page is the corpus file its path names, so a run
+takes seconds and is the same every time for a model; the spider's order differs, by the timing of
+the pages in flight.
+
+Printed: recall against the truth pages reachable from the entry page by the pages' links,
+requests, precision; for every missed target whether it was fetched and classified into another
+class or never fetched, and then the shortest path to it from the entry page, each page on it with
+its model class, its truth class, whether the replay fetched it and the collection that links the
+next page with the plan's decision on it; then the requests that led to no target (no target among
+the pages fetched from what they queued), by class and by the collection they were fetched from.
+``--classes`` takes model class ids; ``--truth`` the truth class, whose targets are the model classes
+whose members are mostly of it (as ``benchmarks/harvest.py`` picks them: the model needs ``--members``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter, deque
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import corpora  # noqa: E402
+from structcrawl.analysis.classify import Classifier  # noqa: E402
+from structcrawl.analysis.harvestplan import Entry, Harvest  # noqa: E402
+from structcrawl.core.explorer import Scope  # noqa: E402
+from structcrawl.core.features import extract  # noqa: E402
+from structcrawl.core.traps import TrapDetector  # noqa: E402
+from structcrawl.crawling.refusals import refusal  # noqa: E402
+from structcrawl.sitemodel import load_model  # noqa: E402
+
+#: Download slots of the spider's one domain (CONCURRENT_REQUESTS_PER_DOMAIN, structcrawl.settings).
+DOWNLOAD_SLOTS = 8
+#: STRUCTCRAWL_TRAP_PAGES's default (structcrawl.settings).
+TRAP_PAGES = 10
+#: URLLENGTH_LIMIT, Scrapy's default.
+MAX_URL_LENGTH = 2083
+
+
+class Site:
+    """A site's pages as the spider would see them at the model's address: features, class, links.
+
+    ``corpus``: the files of a corpus of ``benchmarks/corpora.py``; else the demo bookshop of
+    ``demo_pages`` pages, rendered in-process (its redirects followed)."""
+
+    def __init__(self, model, classifier: Classifier, corpus: str | None = None, demo_pages: int = 0) -> None:
+        self.corpus = corpus
+        self.model = model
+        self.classifier = classifier
+        start = model.start_url
+        parts = urlsplit(start)
+        self.base = f"{parts.scheme}://{parts.netloc}/"
+        scope = model.document.get("parameters", {}).get("scope") or {}
+        self.scope = Scope(start, allow_subdomains=bool(scope.get("allow_subdomains")),
+                           extra_domains=tuple(scope.get("extra_domains") or ()))
+        self.cache: dict[str, tuple | None] = {}
+        if corpus is not None:
+            self.root = corpora.root_dir(corpus)
+            self.demo = None
+        else:
+            from structcrawl.demo.site import DemoSite
+
+            self.demo = DemoSite(pages=demo_pages)
+            self.demo_truth = dict(self.demo.truth())
+
+    def relpath(self, url: str) -> str | None:
+        if not url.startswith(self.base):
+            return None
+        rel = unquote(urlsplit(url).path)[1:]
+        return rel + "index.html" if rel == "" or rel.endswith("/") else rel
+
+    def label(self, url: str) -> str | None:
+        if self.demo is not None:
+            return self.demo_truth.get(_path_qs(url)) if url.startswith(self.base) else None
+        rel = self.relpath(url)
+        if rel is None or "?" in url:  # a static file's query names no other page (benchmarks/harvest.py)
+            return None
+        return corpora.label(self.corpus, rel)
+
+    def final(self, url: str) -> str:
+        """The URL ``url`` redirects to (itself if it does not)."""
+        if self.demo is None or not url.startswith(self.base):
+            return url
+        status, headers, _body = self.demo.render(_path_qs(url))
+        location = headers.get("Location")
+        return urljoin(url, location) if 300 <= status < 400 and location else url
+
+    def _body(self, url: str) -> bytes | None:
+        if self.demo is not None:
+            if not url.startswith(self.base):
+                return None
+            status, headers, body = self.demo.render(_path_qs(url))
+            return body if status == 200 and "html" in headers.get("Content-Type", "") else None
+        rel = self.relpath(url)
+        full = os.path.join(self.root, rel) if rel else None
+        if full and os.path.isfile(full) and full.lower().endswith((".html", ".htm")):
+            with open(full, "rb") as fh:
+                return fh.read()
+        return None
+
+    def page(self, url: str):
+        """(features, class, spelled in-scope collections) of the page at ``url``; None: no HTML page."""
+        if url in self.cache:
+            return self.cache[url]
+        body = self._body(url)
+        got = None
+        if body is not None:
+            features = extract(body, url, "text/html")
+            cls, _cost = self.classifier.classify_features(features)
+            spelled = self.model.site_model.speller.collections(features.collections)
+            collections = {p: [u for u in us if self.scope(u)] for p, us in spelled.items()}
+            got = (features, cls, collections)
+        self.cache[url] = got
+        return got
+
+    def reachable(self, start: str) -> dict[str, tuple[str, str] | None]:
+        """Every page reachable from ``start`` by in-scope links: url -> (page linking it first, collection path)."""
+        parent: dict[str, tuple[str, str] | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            url = queue.popleft()
+            got = self.page(url)
+            if got is None:
+                continue
+            for path, urls in got[2].items():
+                for u in urls:
+                    u = self.final(u)
+                    if u not in parent:
+                        parent[u] = (url, path)
+                        queue.append(u)
+        return parent
+
+
+def _path_qs(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def model_targets(document: dict, site: Site, truth: set[str]) -> list[int]:
+    """The model classes whose members are mostly of a truth class of ``truth`` (benchmarks/harvest.py's rule)."""
+    out = []
+    for c in document["classes"]:
+        votes = Counter(site.label(u) for u in c.get("members") or ())
+        votes.pop(None, None)
+        if votes and votes.most_common(1)[0][0] in truth:
+            out.append(c["id"])
+    if not out:
+        raise SystemExit(f"no model class holds {truth} pages (a model written with --members?)")
+    return out
+
+
+def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
+    """Feed ``harvest`` the site's pages in the spider's order; returns (requests, fetched: url -> entry)."""
+    traps = TrapDetector(TRAP_PAGES)
+    inflight: dict[str, Entry] = {}
+    scheduled: list[Entry] = []  # LIFO, as Scrapy's default memory queue
+    downloading: deque[Entry] = deque()
+    fetched: dict[str, Entry] = {}  # in fetch order
+    requests = 0
+
+    def top_up() -> None:
+        nonlocal requests
+        while len(inflight) < inflight_max:
+            entry = harvest.pop(hubs=len(inflight) < hub_inflight)
+            if entry is None:
+                return
+            why = refusal(entry.url, MAX_URL_LENGTH, traps)
+            if why == "trap" and harvest.looks_like_target(entry.url):
+                why = None
+            if why is not None:
+                harvest.failed(entry)
+                continue
+            requests += 1
+            inflight[entry.url] = entry
+            scheduled.append(entry)
+
+    def fill() -> None:
+        while len(downloading) < DOWNLOAD_SLOTS and scheduled:
+            downloading.append(scheduled.pop())
+
+    while True:
+        top_up()
+        fill()
+        while downloading:
+            entry = downloading.popleft()
+            inflight.pop(entry.url, None)
+            final = site.final(entry.url)
+            got = site.page(final)
+            if final != entry.url and final in harvest.done:
+                harvest.failed(entry, alias=True)
+            elif got is None:
+                harvest.failed(entry)
+            else:
+                fetched[final] = entry
+                features, cls, collections = got
+                traps.observe(features)
+                harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
+            top_up()
+            fill()
+        if not inflight and harvest.recheck():
+            continue
+        if not inflight:
+            return requests, fetched
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("--corpus", choices=sorted(corpora.CORPORA), help="default: the demo bookshop")
+    ap.add_argument("--demo-pages", type=int, default=30000, help="the demo's size, as the model's crawl had it")
+    ap.add_argument("--truth", help="the truth classes harvested, comma-separated (their model classes are "
+                                    "the targets)")
+    ap.add_argument("--classes", help="target model class ids, comma-separated (default: by --truth)")
+    ap.add_argument("--inflight", type=int, default=32)
+    ap.add_argument("--hub-inflight", type=int, default=DOWNLOAD_SLOTS)
+    ap.add_argument("--explore", type=float, default=0.05, help="STRUCTCRAWL_HARVEST_EXPLORE")
+    ap.add_argument("--explore-min", type=int, default=10, help="STRUCTCRAWL_HARVEST_EXPLORE_MIN")
+    ap.add_argument("--paths", type=int, default=20, help="missed targets whose path is printed")
+    ap.add_argument("--waste", type=int, default=15, help="rows of the requests that led to no target")
+    args = ap.parse_args(argv)
+
+    model = load_model(args.model)
+    document = model.document
+    site = Site(model, Classifier(model), args.corpus, args.demo_pages)
+    names = set(args.truth.split(",")) if args.truth else None
+    targets = [int(c) for c in args.classes.split(",")] if args.classes else model_targets(document, site, names)
+    harvest = Harvest(document, targets, explore_share=args.explore, explore_min=args.explore_min)
+    start = model.start_url
+    harvest.seed(start)
+    requests, fetched = replay(site, harvest, args.inflight, args.hub_inflight)
+
+    parent = site.reachable(start)
+    names = names or {Counter(site.label(u) for c in document["classes"] if c["id"] in targets
+                              for u in c.get("members") or ()).most_common(1)[0][0]}
+    truth_name = "+".join(sorted(names))
+    truth_pages = {u for u in parent if site.label(u) in names and site.page(u) is not None}
+    got = {u for u in fetched if (p := site.page(u)) is not None
+           and (p[1] in harvest.targets or harvest.target_by_url(u, p[1]) is not None)}
+    found = truth_pages & got
+    order = list(fetched)
+    last = max((i for i, u in enumerate(order) if u in found), default=-1) + 1
+    print(f"{args.corpus or 'demo'} {truth_name} (classes {','.join(map(str, targets))}): recall "
+          f"{len(found) / max(1, len(truth_pages)):.3f} ({len(found)} of {len(truth_pages)} reachable), "
+          f"{requests} requests, precision {len(found) / max(1, requests):.2f}; "
+          f"{harvest.explored} explored; false items {len(got - truth_pages)}; "
+          f"last target at page {last} of {len(order)}")
+    print("   fetched by class:", dict(sorted(harvest.pages_of.items(), key=lambda kv: -kv[1])))
+
+    missed = sorted(truth_pages - got)
+    for url in missed[: args.paths]:
+        if url in fetched:
+            print(f" * {url[len(site.base):]}: fetched, classified {site.page(url)[1]}")
+            continue
+        print(f" * {url[len(site.base):]}: never fetched; linked by {_linkers(site, harvest, url, fetched)}")
+        chain = []
+        u = url
+        while parent.get(u) is not None:
+            chain.append(parent[u])
+            u = parent[u][0]
+        for src, path in reversed(chain):
+            cls = site.page(src)[1]
+            col = harvest.collections.get((cls, path))
+            state = "unseen" if col is None else col.decision + (" barren" if col.barren else "") \
+                + (" rechecked" if col.rechecked else "")
+            print(f"     {'F' if src in fetched else '-'} {src[len(site.base):]} [class {cls}, "
+                  f"{site.label(src)}] --{path[-60:]} ({state})-->")
+    if len(missed) > args.paths:
+        print(f"   … {len(missed) - args.paths} more missed")
+
+    # the fetch tree: a request led to a target when a target was fetched from what it queued
+    leads: set[str] = set()
+    for url in got:
+        u: str | None = url
+        while u is not None and u not in leads:
+            leads.add(u)
+            u = fetched[u].referer if u in fetched else None
+    waste_by: Counter = Counter()
+    for url, entry in fetched.items():
+        if url not in leads:
+            p = site.page(url)
+            waste_by[(p[1] if p else "no page", entry.key, entry.explore)] += 1
+    print(f"   requests that led to no target: {sum(waste_by.values())}")
+    for (cls, key, explore), n in waste_by.most_common(args.waste):
+        decision = harvest.collections[key].decision if key in harvest.collections else "-"
+        print(f"     {n:5d}  class {cls} from {key and (key[0], key[1][-70:])} {decision}{' probe' if explore else ''}")
+    print(json.dumps({"recall": round(len(found) / max(1, len(truth_pages)), 3), "requests": requests,
+                      "targets": len(found), "truth": len(truth_pages)}))
+    return 0
+
+
+def _linkers(site: Site, harvest: Harvest, url: str, fetched: dict) -> str:
+    """The fetched pages that link ``url``: (class, collection path, the plan's decision) of each, counted."""
+    seen: Counter = Counter()
+    for src in fetched:
+        got = site.page(src)
+        if got is None:
+            continue
+        for path, urls in got[2].items():
+            if url in urls:
+                col = harvest.collections.get((got[1], path))
+                seen[(got[1], path[-50:], col.decision if col else "-")] += 1
+    return ", ".join(f"{n}× {k}" for k, n in seen.most_common(4)) or "no fetched page"
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
