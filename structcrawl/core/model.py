@@ -119,9 +119,7 @@ def told_apart(a_counts: Counter, a_size: int, b_counts: Counter, b_size: int, e
     unstable items carry a badge and a bare source link where stable ones show a version, so
     the two groups each have sections of their own, yet they share dozens more (the impl
     lists, the method blocks); two templates framed alike share the chrome and little else
-    (the demo's author and publisher pages: a book list).  Measured offline on rustdoc's std
-    (a generator none of the rules was tuned on): F* 0.58 -> 0.90, 27 -> 26 classes (the split
-    struct and trait pages joined), 95 % -> 46 % of the site fetched."""
+    (the demo's author and publisher pages: a book list).  Measured in docs/design.md, item 12."""
     def exclusive(x: Counter, n: int, y: Counter) -> bool:
         return sum(c for p, c in x.items() if c >= SECTION_SHARE * n and p not in y) >= evidence
     if not (exclusive(a_counts, a_size, b_counts) and exclusive(b_counts, b_size, a_counts)):
