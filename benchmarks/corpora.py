@@ -21,6 +21,7 @@ unpacks it with ``dpkg -x`` into ``$CORPORA_DIR`` (default
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -148,18 +149,23 @@ def label(corpus: str, relpath: str) -> str | None:
     if rules is None:
         rules = _COMPILED[corpus] = [(n, re.compile(rx)) for n, rx in CORPORA[corpus]["classes"]]
     p = relpath.lstrip("/")
-    marker = CORPORA[corpus].get("redirects")
-    if marker:
-        try:
-            with open(os.path.join(root_dir(corpus), p), "rb") as fh:
-                if marker in fh.read(512):
-                    return None
-        except OSError:  # not a file of the site (a dead link's URL)
-            pass
+    if CORPORA[corpus].get("redirects") and _redirect(corpus, p):
+        return None
     for name, rx in rules:
         if rx.search(p):
             return name
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _redirect(corpus: str, relpath: str) -> bool:
+    """The file starts with the corpus's ``redirects`` marker (read once: the learning curve
+    labels every page at every model step)."""
+    try:
+        with open(os.path.join(root_dir(corpus), relpath), "rb") as fh:
+            return CORPORA[corpus]["redirects"] in fh.read(512)
+    except OSError:  # not a file of the site (a dead link's URL)
+        return False
 
 
 def stub_truth(corpus: str, truth: dict[str, str]) -> dict[str, str] | None:
