@@ -67,7 +67,7 @@ def fetcher(root: str, base: str = BASE):
     return fetch
 
 
-def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) -> dict:
+def run(corpus: str, strategy: str, confusion: bool = False, inflight: int = 0, **explorer_args) -> dict:
     root = corpora.ensure(corpus, lambda m: print(m, file=sys.stderr))
     pages = corpora.html_pages(corpus)
     truth = {p: corpora.label(corpus, p) for p in pages}
@@ -80,7 +80,8 @@ def run(corpus: str, strategy: str, confusion: bool = False, **explorer_args) ->
         fetched["n"] += 1
         return fetch(url)
 
-    explorer = run_offline(counting, BASE + corpora.CORPORA[corpus]["entry"], strategy=strategy, **explorer_args)
+    explorer = run_offline(counting, BASE + corpora.CORPORA[corpus]["entry"], strategy=strategy, inflight=inflight,
+                           **explorer_args)
     wall = time.monotonic() - t0
     model = explorer.model
     assigned = {}
@@ -129,10 +130,12 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA))
     ap.add_argument("--strategy", action="append", choices=["densest", "sparsest"])
     ap.add_argument("--confusion", action="store_true")
+    ap.add_argument("--inflight", type=int, default=0,
+                    help="URLs popped ahead of the model, as the spider keeps 2 x CONCURRENT_REQUESTS (default 0)")
     args = ap.parse_args(argv)
     for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
         for strategy in args.strategy or ["densest"]:
-            r = run(corpus, strategy, args.confusion)
+            r = run(corpus, strategy, args.confusion, inflight=args.inflight)
             res = r["res"]
             line = (f"{corpus:14s} {strategy:8s} fetched {r['fetched']:5d}/{r['site']} "
                     f"({100 * r['fetched'] / r['site']:.1f} %) modelled {r['modelled']} "

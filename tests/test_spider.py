@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, run, serving_handler, unused_port
+from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, Recorder, run, serving_handler, unused_port
+from structcrawl.core.explorer import run_offline
 from structcrawl.demo.site import DemoSite
 
 
@@ -150,6 +151,19 @@ def test_same_settings_same_model(small_demo, tmp_path):
             model["crawl"].pop(key)
         docs.append(model)
     assert docs[0] == docs[1]
+
+
+def test_the_offline_loop_with_urls_in_flight_learns_what_the_spider_learns(demo, tmp_path):
+    """``run_offline(inflight=2 × CONCURRENT_REQUESTS)`` is the spider's order without HTTP
+    (batches popped ahead of the model, stepped in pop order): the benchmarks' fast loop
+    reproduces a crawl over HTTP update by update."""
+    _res, model = crawl(demo.url, tmp_path, "--strategy", "densest", "-s", "CONCURRENT_REQUESTS=8")
+    explorer = run_offline(Recorder(demo.site), demo.url, strategy="densest", inflight=16)
+    offline = [(p.update, p.pages, p.classes) for p in explorer.history]
+    assert [(p["update"], p["pages"], p["classes"]) for p in model["history"]] == offline
+    assert [p["mdl"] for p in model["history"]] == pytest.approx([p.mdl for p in explorer.history], abs=0.01)
+    sequential = run_offline(Recorder(demo.site), demo.url, strategy="densest")
+    assert [(p.pages, p.classes) for p in sequential.history] != [p[1:] for p in offline]
 
 
 # ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ candidate selection, model update, new links into the frontier.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
@@ -322,19 +322,31 @@ def run_offline(
     start_url: str,
     max_pages: int | None = None,
     stop: str = "stable",
+    inflight: int = 0,
     **explorer_args,
 ) -> Explorer:
     """Run the whole loop against ``fetch(url) -> (final_url, body) | None``, no HTTP.
 
     ``stop``: ``"stable"`` ends at the stability rule, ``"exhaust"`` when the
-    frontier is empty.
+    frontier is empty.  ``inflight``: URLs popped ahead of the model, as the
+    spider keeps them (``2 × CONCURRENT_REQUESTS``: batches are popped while
+    fewer URLs than that are out, and stepped in pop order); 0 pops the next
+    batch only after the previous one is stepped.
     """
     explorer = Explorer(start_url, **explorer_args)
+    out: deque[Batch] = deque()
     fetched = 0
-    while not (stop == "stable" and explorer.stable):
-        batch = explorer.next_batch()
-        if batch is None:
-            break
+
+    def top_up() -> None:
+        while not (stop == "stable" and explorer.stable) and (not out or sum(len(b.urls) for b in out) < inflight):
+            batch = explorer.next_batch()
+            if batch is None:
+                return
+            out.append(batch)
+
+    top_up()
+    while out and not (stop == "stable" and explorer.stable):
+        batch = out.popleft()
         pages, failed = [], []
         for url in batch.urls:
             if max_pages is not None and fetched >= max_pages:
@@ -352,4 +364,5 @@ def run_offline(
         explorer.complete(batch, pages, failed)
         if max_pages is not None and fetched >= max_pages:
             break
+        top_up()
     return explorer
