@@ -167,6 +167,9 @@ LINK_MARK = "@"
 LINK_SHARE = 0.01
 #: Pages per tag-path set whose link-collection paths are read (:func:`with_link_sections`).
 LINK_SAMPLES = 10
+#: A link-collection path shown by fewer sampled pages is that page's own, whatever pages its sample stands
+#: for (:func:`with_link_sections`): a section is what pages share.
+LINK_SAMPLED_PAGES = 2
 
 
 def _masks() -> np.ndarray:
@@ -629,7 +632,8 @@ class LinkSections:
 def with_link_sections(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int],
                        sampled_links: Sequence[Sequence[Iterable[str]]]) -> LinkSections:
     """Each page's tag paths with the link-collection paths it shows (marked with :data:`LINK_MARK`), those
-    of the site's link sections only: paths on at least :data:`LINK_SHARE` of its pages.
+    of the site's link sections only: paths on at least :data:`LINK_SHARE` of its pages and on at least
+    :data:`LINK_SAMPLED_PAGES` of the sampled pages.
 
     A stored tag path has no attributes, so two templates that differ in their ids and classes only look
     alike: Haddock's small module pages share 12 of their 13–14 tag paths with its letter indexes, and
@@ -641,11 +645,13 @@ def with_link_sections(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[
     pages): each sampled page carries its own set, the others the set most of the samples carry (the
     first sample's among equals).  A path's pages are estimated from the samples."""
     shown: Counter[str] = Counter()
+    samples: Counter[str] = Counter()
     for links, n in zip(sampled_links, counts):
         weight = n / len(links) if links else 0.0
         for page in links:
             for p in set(page):
                 shown[p] += weight
+                samples[p] += 1
     least = LINK_SHARE * sum(counts)
     index: dict[frozenset[str], int] = {}
     pages: list[int] = []
@@ -661,7 +667,8 @@ def with_link_sections(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[
 
     for k, (tags, n, links) in enumerate(zip(tag_path_sets, counts, sampled_links)):
         tags = frozenset(tags)
-        own = [tags | {LINK_MARK + p for p in set(page) if shown[p] >= least} for page in links]
+        own = [tags | {LINK_MARK + p for p in set(page) if shown[p] >= least and samples[p] >= LINK_SAMPLED_PAGES}
+               for page in links]
         sampled.append([of(x, 1) for x in own])
         carried = Counter(own)
         most = max(carried.values(), default=0)
