@@ -20,11 +20,12 @@ stub pages as a class of their own where it has them (commons-math3's "No usage 
 optional paths, nearly each page its own tag-path set.
 
 ``--confusion SEED``: no child processes; per store, which truth classes land in which shingle clusters at
-that hash seed (in memory, as ``--seeds``), and the classes in each cluster.
+that hash seed (in this process, as ``--seeds``), and the classes in each cluster.
 
-``--seeds N``: no child processes; the shingle clustering of each store computed in memory
-(:func:`structcrawl.analysis.shingles.cluster_sets` on its tag-path sets, as ``structcrawl cluster`` does) with
-hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural truth).
+``--seeds N``: no child processes; the shingle clustering of each store computed in this process
+(:func:`structcrawl.store.cluster.shingle_cluster_store`, what ``structcrawl cluster --method shingles`` runs)
+with hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural
+truth).
 """
 
 from __future__ import annotations

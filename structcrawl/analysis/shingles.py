@@ -36,7 +36,7 @@ Gulhane et al., *Web-scale information extraction with Vertex* (ICDE 2011),
    wild cards at lower positions), and signatures of equal count are taken
    by value: the result does not depend on input order.
 
-Five departures, measured on the demo shop and six documentation sites
+Departures, measured on the demo shop and six documentation sites
 (docs/benchmarks.md, "Shingles vs UXClust"), where the paper's method alone
 gave 0.45–0.77 F* against UXClust's 0.48–0.96 (mean over seeds 0.667; with
 4 and the merge of 6 at 0.8, 0.781, better on every store; 5-8 as they
@@ -118,14 +118,41 @@ are now: below):
    vector of largest count that covers it.  Mean F* over seeds 0–3
    +0.00–0.01 on each store, none lower.
 
-The work is per *distinct* tag-path set (the store shares one row among the
-pages of a template) and per distinct signature; pages only cost an array
-lookup.  The first and third passes are numpy passes over the 37 masks; the
+9. **A page's set holds its link sections too** (:func:`with_link_sections`).
+   A stored tag path has no attributes; Vertex §III-A shingles the page's
+   content, tags with their attributes.  The store keeps ids and classes in
+   the link-collection paths only (Crescenzi et al. §2), so each page's set
+   gets the link-collection paths it shows (marked ``@``), those on ≥
+   ``LINK_SHARE`` (1 %) of the site's pages and on two sampled pages or more
+   (the rest are spelled from one page's content: Erlang's ``h4#new-*``
+   anchors).  Haddock's small module pages share 12 of their 13–14 tag
+   paths with its letter indexes; ``div#interface`` against ``div#index``
+   tells them apart.  The links of ``LINK_SAMPLES`` (10) pages per tag-path
+   set are read (every page's links cost 25 s at a million pages, against
+   0.2 s); the set's other pages carry its most common sampled set.
+10. **A fragment joins the fuller group it lies inside** (:func:`_fragments_joined`,
+    in the merge's fixed point): a group whose fingerprint is inside what a
+    group of a larger fingerprint shows on ≥ ``FRAGMENT_SHOWN`` (5 %) of its
+    pages is that template without most of its optional sections (Haddock's
+    modules without an instances table: Jaccard 0.40 with the full pages'
+    fingerprint, all of its paths among theirs); it joins the most alike such
+    group.  On tag paths alone containment also holds between templates that
+    share the site's layout (geos 0.98 → 0.71 mean F*); with the link
+    sections each template's own collections break it.  9 and 10 together:
+    mean F* over hash seeds 0–3 on seven stores 0.856 → 0.887 (ghc 0.856 →
+    0.965, pango 0.557 → 0.635, demo 0.932 → 0.996; docs/benchmarks.md,
+    "Second pass").
+
+The work is per *distinct* set (the store shares one tag-path row among the
+pages of a template; with the link sections, one set per sampled page and
+one per tag-path row for its other pages) and per distinct signature; pages
+only cost an array lookup.  The first and third passes are numpy passes over the 37 masks; the
 second is sequential by nature (each choice changes the counts the next one
 reads) and loops over distinct signatures only.
 
 No SQL, no Scrapy: :func:`signatures` and :func:`cluster_signatures` work
-from tag-path sets and counts (:mod:`structcrawl.store.cluster` reads them
+from tag-path sets and counts, :func:`with_link_sections` from the sampled
+pages' link-collection paths (:mod:`structcrawl.store.cluster` reads both
 from a store).
 """
 
@@ -561,6 +588,9 @@ def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], co
     sections is not told apart from the rest, because the rest shows its sections elsewhere; another
     template is.  The parts that leave are merged among themselves (never back into the group they left)
     and checked again, until no part leaves.
+
+    Besides alike fingerprints, a group whose fingerprint lies inside what a fuller group shows joins it
+    (:func:`_fragments_joined`): the template's pages that lack most of its optional sections.
     """
     groups, _ = _merge_alike(parts, sets, counts, occurrence, similarity)
     return groups

@@ -38,10 +38,13 @@ sizes (one integer per distinct inbound XPath), ``samples`` pages per kept
 group and one chunk of members at a time.
 
 Vertex's shingle clustering (``structcrawl cluster --method shingles``,
-:func:`shingle_cluster_store`) needs no links: one pass over ``sc_pages``
-(page, URL, tag-path set; joined to ``sc_urls`` for ``--members``) and the
-job's distinct tag-path sets; :mod:`structcrawl.analysis.shingles` signs
-each set once and clusters the distinct signatures, pages follow their set.
+:func:`shingle_cluster_store`): one pass over ``sc_pages`` (page, URL,
+tag-path set; joined to ``sc_urls`` for ``--members``), the job's distinct
+tag-path sets, and the links of up to ``LINK_SAMPLES`` pages per tag-path
+set (``sc_links`` by its primary key: their link-collection paths, the only
+attributes the store keeps); :mod:`structcrawl.analysis.shingles` signs
+each set of tag paths and link sections once and clusters the distinct
+signatures, pages follow their set.
 It holds a page's ids (and URL, with members) in Python: about 420 MB at a
 million pages with members.
 """
@@ -443,8 +446,10 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
                           similarity: float = ALIKE) -> StoredShingles:
     """Vertex's shingle clustering (seed 003 §III-A) over job ``job`` of the store ``db``.
 
-    SQL reads the pages (id, tag-path set) and the distinct tag-path sets; the
-    signatures are computed once per tag-path set, the clustering runs over
+    SQL reads the pages (id, tag-path set), the distinct tag-path sets and the
+    link-collection paths of each set's sampled pages (:func:`_sampled_links`,
+    :func:`structcrawl.analysis.shingles.with_link_sections`); the
+    signatures are computed once per distinct set, the clustering runs over
     distinct signatures (:func:`structcrawl.analysis.shingles.cluster_sets`),
     pages get their set's cluster by an array lookup.  ``cutoff``: masked
     vectors covering fewer pages are deleted (default: UXClust's relative
