@@ -139,7 +139,7 @@ are now: below):
     group.  On tag paths alone containment also holds between templates that
     share the site's layout (geos 0.98 → 0.71 mean F*); with the link
     sections each template's own collections break it.  9 and 10 together:
-    mean F* over hash seeds 0–3 on seven stores 0.856 → 0.887 (ghc 0.856 →
+    mean F* over hash seeds 0–3 on seven stores 0.852 → 0.887 (ghc 0.856 →
     0.965, pango 0.557 → 0.635, demo 0.932 → 0.996; docs/benchmarks.md,
     "Second pass").
 
