@@ -20,11 +20,12 @@ stub pages as a class of their own where it has them (commons-math3's "No usage 
 optional paths, nearly each page its own tag-path set.
 
 ``--confusion SEED``: no child processes; per store, which truth classes land in which shingle clusters at
-that hash seed (in memory, as ``--seeds``), and the classes in each cluster.
+that hash seed (in this process, as ``--seeds``), and the classes in each cluster.
 
-``--seeds N``: no child processes; the shingle clustering of each store computed in memory
-(:func:`structcrawl.analysis.shingles.cluster_sets` on its tag-path sets, as ``structcrawl cluster`` does) with
-hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural truth).
+``--seeds N``: no child processes; the shingle clustering of each store computed in this process
+(:func:`structcrawl.store.cluster.shingle_cluster_store`, what ``structcrawl cluster --method shingles`` runs)
+with hash seeds 0 … N-1, and F* per seed and their mean (commons-math3 with its stubs apart: the structural
+truth).
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
 
 import corpora  # noqa: E402
 from offline_cluster import crawl as crawl_corpus  # noqa: E402
@@ -56,7 +56,7 @@ from structcrawl.analysis.shingles import cluster_sets  # noqa: E402
 from structcrawl.analysis.uxclust import relative_cutoff  # noqa: E402
 from structcrawl.demo import server  # noqa: E402
 from structcrawl.demo.site import DemoSite  # noqa: E402
-from structcrawl.store.writer import unpack_tagset  # noqa: E402
+from structcrawl.store.cluster import shingle_cluster_store  # noqa: E402
 from synthetic_store import fill, truth_of  # noqa: E402
 
 METHODS = ("uxclust", "shingles")
@@ -160,53 +160,37 @@ def corpus_stubs(corpus: str, db: str):
     return truth
 
 
-def store_sets(db: str, truth) -> tuple[list[frozenset[str]], np.ndarray, list[tuple[int, str | None]]]:
-    """A store's distinct tag-path sets, the pages carrying each, and each page (one per URL, its first
-    fetch) as (index of its set, its label); a URL's label is looked up once per path (the synthetic store's
-    copies share it)."""
-    engine = sa.create_engine(db)
-    with engine.connect() as conn:
-        rows = conn.execute(sa.text("SELECT p.url_id, p.tagset_id, u.url FROM sc_pages p JOIN sc_urls u "
-                                    "ON u.job_id = p.job_id AND u.id = p.url_id ORDER BY p.id")).all()
-        sets = {tid: frozenset(unpack_tagset(blob))
-                for tid, blob in conn.execute(sa.text("SELECT id, paths FROM sc_tagsets"))}
-    engine.dispose()
-    seen: set[int] = set()
-    pages: list[tuple[int, str | None]] = []
+def labelled_members(db: str, truth, seed: int) -> list[tuple[int, str | None]]:
+    """Each page of the store (one per URL) as (its shingle cluster at hash ``seed``, 0: unclustered; its
+    label): the clustering of ``structcrawl cluster --method shingles``, in this process; a URL's label is
+    looked up once per path (the synthetic store's copies share it)."""
+    stored = shingle_cluster_store(db, seed=seed, members=True)
     label_of: dict[str, str | None] = {}
-    for url_id, tid, url in rows:
-        if url_id in seen:
-            continue
-        seen.add(url_id)
-        parts = urlsplit(url)
-        key = parts.path + "?" + parts.query
-        if key not in label_of or not parts.hostname.endswith(".demo.test"):
-            label_of[key] = truth(url)
-        pages.append((tid, label_of[key]))
-    tids = sorted({t for t, _ in pages})
-    index = {t: k for k, t in enumerate(tids)}
-    counts = np.bincount([index[t] for t, _ in pages], minlength=len(tids))
-    return [sets[t] for t in tids], counts, [(index[t], label) for t, label in pages]
+    pages = []
+    for cid, urls in stored.members.items():
+        for url in urls:
+            parts = urlsplit(url)
+            key = parts.path + "?" + parts.query
+            if key not in label_of or not parts.hostname.endswith(".demo.test"):
+                label_of[key] = truth(url)
+            pages.append((cid, label_of[key]))
+    return pages
 
 
 def seeds_row(db: str, truth, seeds: int) -> list[float]:
-    """F* of the in-memory shingle clustering of a store's pages at hash seeds 0 … ``seeds``-1."""
-    sets, counts, pages = store_sets(db, truth)
+    """F* of the shingle clustering of a store's pages at hash seeds 0 … ``seeds``-1."""
     out = []
     for seed in range(seeds):
-        _, of = cluster_sets(sets, counts, relative_cutoff(len(pages)), seed)
-        assigned = {str(k): int(of[s]) or None for k, (s, label) in enumerate(pages) if label is not None}
-        out.append(evaluate(assigned, {str(k): label for k, (_, label) in enumerate(pages) if label is not None})
-                   ["fstar"])
+        pages = [(cid, label) for cid, label in labelled_members(db, truth, seed) if label is not None]
+        out.append(evaluate({str(k): cid or None for k, (cid, _) in enumerate(pages)},
+                            {str(k): label for k, (_, label) in enumerate(pages)})["fstar"])
     return out
 
 
 def confusion(db: str, truth, seed: int) -> list[str]:
     """Lines: each truth class, its pages, and the shingle clusters they land in at hash ``seed`` (``c0``:
     unclustered), largest first; then each cluster's classes the same way."""
-    sets, counts, pages = store_sets(db, truth)
-    _, of = cluster_sets(sets, counts, relative_cutoff(len(pages)), seed)
-    cells = Counter((label, int(of[s])) for s, label in pages)
+    cells = Counter((label, cid) for cid, label in labelled_members(db, truth, seed))
     lines = []
     for axis, other, name in ((0, 1, "class"), (1, 0, "cluster")):
         for key in sorted({k[axis] for k in cells}, key=lambda k: (str(k).zfill(9) if axis else str(k))):

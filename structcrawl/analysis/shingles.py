@@ -36,7 +36,7 @@ Gulhane et al., *Web-scale information extraction with Vertex* (ICDE 2011),
    wild cards at lower positions), and signatures of equal count are taken
    by value: the result does not depend on input order.
 
-Five departures, measured on the demo shop and six documentation sites
+Departures, measured on the demo shop and six documentation sites
 (docs/benchmarks.md, "Shingles vs UXClust"), where the paper's method alone
 gave 0.45–0.77 F* against UXClust's 0.48–0.96 (mean over seeds 0.667; with
 4 and the merge of 6 at 0.8, 0.781, better on every store; 5-8 as they
@@ -118,14 +118,41 @@ are now: below):
    vector of largest count that covers it.  Mean F* over seeds 0–3
    +0.00–0.01 on each store, none lower.
 
-The work is per *distinct* tag-path set (the store shares one row among the
-pages of a template) and per distinct signature; pages only cost an array
-lookup.  The first and third passes are numpy passes over the 37 masks; the
+9. **A page's set holds its link sections too** (:func:`with_link_sections`).
+   A stored tag path has no attributes; Vertex §III-A shingles the page's
+   content, tags with their attributes.  The store keeps ids and classes in
+   the link-collection paths only (Crescenzi et al. §2), so each page's set
+   gets the link-collection paths it shows (marked ``@``), those on ≥
+   ``LINK_SHARE`` (1 %) of the site's pages and on two sampled pages or more
+   (the rest are spelled from one page's content: Erlang's ``h4#new-*``
+   anchors).  Haddock's small module pages share 12 of their 13–14 tag
+   paths with its letter indexes; ``div#interface`` against ``div#index``
+   tells them apart.  The links of ``LINK_SAMPLES`` (10) pages per tag-path
+   set are read (every page's links cost 25 s at a million pages, against
+   0.2 s); the set's other pages carry its most common sampled set.
+10. **A fragment joins the fuller group it lies inside** (:func:`_fragments_joined`,
+    in the merge's fixed point): a group whose fingerprint is inside what a
+    group of a larger fingerprint shows on ≥ ``FRAGMENT_SHOWN`` (5 %) of its
+    pages is that template without most of its optional sections (Haddock's
+    modules without an instances table: Jaccard 0.40 with the full pages'
+    fingerprint, all of its paths among theirs); it joins the most alike such
+    group.  On tag paths alone containment also holds between templates that
+    share the site's layout (geos 0.98 → 0.71 mean F*); with the link
+    sections each template's own collections break it.  9 and 10 together:
+    mean F* over hash seeds 0–3 on seven stores 0.852 → 0.887 (ghc 0.856 →
+    0.965, pango 0.557 → 0.635, demo 0.932 → 0.996; docs/benchmarks.md,
+    "Second pass").
+
+The work is per *distinct* set (the store shares one tag-path row among the
+pages of a template; with the link sections, one set per sampled page and
+one per tag-path row for its other pages) and per distinct signature; pages
+only cost an array lookup.  The first and third passes are numpy passes over the 37 masks; the
 second is sequential by nature (each choice changes the counts the next one
 reads) and loops over distinct signatures only.
 
 No SQL, no Scrapy: :func:`signatures` and :func:`cluster_signatures` work
-from tag-path sets and counts (:mod:`structcrawl.store.cluster` reads them
+from tag-path sets and counts, :func:`with_link_sections` from the sampled
+pages' link-collection paths (:mod:`structcrawl.store.cluster` reads both
 from a store).
 """
 
@@ -157,6 +184,19 @@ SITE_SHARE = 0.99
 #: A verified cluster is two templates when its pages fall in two sides that each have at least this many
 #: tag paths of their own (:func:`split_apart`): one path of its own is an either/or block of one template.
 OWN_PATHS = 2
+#: A group is a fragment of a fuller one that shows every path of its fingerprint on at least this share of
+#: its pages (:func:`_fragments_joined`): one of the fuller group's optional sections, not a stray page's path.
+FRAGMENT_SHOWN = 0.05
+#: Marks a link-collection path among a page's tag paths (a tag path starts with a tag name, never with it).
+LINK_MARK = "@"
+#: A link-collection path on fewer than this share of the site's pages is no section of a template
+#: (:func:`with_link_sections`): most are spelled from one page's content (Erlang's ``h4#new-*`` anchors).
+LINK_SHARE = 0.01
+#: Pages per tag-path set whose link-collection paths are read (:func:`with_link_sections`).
+LINK_SAMPLES = 10
+#: A link-collection path shown by fewer sampled pages is that page's own, whatever pages its sample stands
+#: for (:func:`with_link_sections`): a section is what pages share.
+LINK_SAMPLED_PAGES = 2
 
 
 def _masks() -> np.ndarray:
@@ -452,26 +492,69 @@ def _two_sides(ks: list[int], sets: Sequence[frozenset[str]], counts: Sequence[i
 
 
 def _join_alike(pages_of: Sequence[tuple[Counter, int]], occurrence: float, similarity: float) -> list[list[int]]:
-    """Indices of parts, those whose fingerprints are alike united to a fixed point (see :func:`merge_alike`);
-    ``pages_of``: each part's pages per tag path and its pages (:func:`_path_pages`)."""
+    """Indices of parts, those whose fingerprints are alike united and fragments joined to the group they are
+    a fragment of (:func:`_fragments_joined`), to a fixed point (see :func:`merge_alike`); ``pages_of``: each
+    part's pages per tag path and its pages (:func:`_path_pages`)."""
     groups: dict[int, list[int]] = {i: [i] for i in range(len(pages_of))}
 
-    def fingerprint_of(ids: list[int]) -> frozenset[str]:
+    def pooled(ids: list[int]) -> tuple[Counter[str], int]:
         pages: Counter[str] = Counter()
         for i in ids:
             pages.update(pages_of[i][0])
-        least = occurrence * sum(pages_of[i][1] for i in ids)
-        return frozenset(p for p, n in pages.items() if n >= least)
+        return pages, sum(pages_of[i][1] for i in ids)
+
+    def fingerprint_of(ids: list[int]) -> frozenset[str]:
+        pages, total = pooled(ids)
+        return frozenset(p for p, n in pages.items() if n >= occurrence * total)
 
     prints = {g: fingerprint_of(ids) for g, ids in groups.items()}
     while True:
         merged_groups = merge_groups(prints, threshold=similarity)
         if len(merged_groups) == len(groups):
-            break
+            merged_groups = _fragments_joined(prints, {g: pooled(ids) for g, ids in groups.items()})
+            if len(merged_groups) == len(groups):
+                break
         merged = {g[0]: sorted(i for k in g for i in groups[k]) for g in merged_groups}
         prints = {k: prints[k] if len(ids) == len(groups[k]) else fingerprint_of(ids) for k, ids in merged.items()}
         groups = merged
     return list(groups.values())
+
+
+def _fragments_joined(prints: dict[int, frozenset[str]], pooled: dict[int, tuple[Counter, int]]) -> list[list[int]]:
+    """Groups (keys of ``prints``) with each *fragment* joined to the group it is a fragment of, as sorted lists
+    ordered by their first key: ``g`` is a fragment of ``h`` when ``h``'s fingerprint is larger (more paths;
+    of as many, ``h`` has more pages) and ``h`` shows every path of ``g``'s fingerprint on at least
+    :data:`FRAGMENT_SHOWN` of its pages (``pooled``: each group's pages per path and its pages).  A
+    fragment joins the most alike such group (Jaccard of fingerprints, then pages, then key); every step
+    goes to a larger fingerprint, so the joins form trees and no fragment bridges two templates.
+
+    The pages of one template that lack most of its optional sections (Haddock's modules without an
+    instances table, 13–42 tag paths against 20–88) have a fingerprint far from the full pages' in Jaccard
+    (0.40) but inside what those pages show.  Containment alone also holds between templates that share
+    the site's layout (one Doxygen template's paths inside another's: geos 0.98 → 0.71 mean F* on tag
+    paths alone), so it is measured on the paths with their link sections (:func:`with_link_sections`),
+    where each template's own link collections (``div#index`` against ``div#interface``) break it."""
+    size = {g: total for g, (_, total) in pooled.items()}
+    shown = {g: frozenset(p for p, n in pages.items() if n >= FRAGMENT_SHOWN * total)
+             for g, (pages, total) in pooled.items()}
+    rank = {g: (len(fp), size[g], -g) for g, fp in prints.items()}
+    parent: dict[int, int] = {}
+    for g, fp in prints.items():
+        containers = [h for h in prints if rank[h] > rank[g] and fp <= shown[h]] if fp else []
+        if containers:
+            parent[g] = max(containers, key=lambda h: (jaccard(fp, prints[h]), size[h], -h))
+    if not parent:
+        return [[g] for g in sorted(prints)]
+
+    def root(g: int) -> int:
+        while g in parent:
+            g = parent[g]
+        return g
+
+    trees: dict[int, list[int]] = {}
+    for g in sorted(prints):
+        trees.setdefault(root(g), []).append(g)
+    return sorted(trees.values())
 
 
 def _apart_from_rest(ids: list[int], pages_of: Sequence[tuple[Counter, int]]) -> list[int]:
@@ -505,6 +588,9 @@ def merge_alike(parts: Sequence[ShinglePart], sets: Sequence[frozenset[str]], co
     sections is not told apart from the rest, because the rest shows its sections elsewhere; another
     template is.  The parts that leave are merged among themselves (never back into the group they left)
     and checked again, until no part leaves.
+
+    Besides alike fingerprints, a group whose fingerprint lies inside what a fuller group shows joins it
+    (:func:`_fragments_joined`): the template's pages that lack most of its optional sections.
     """
     groups, _ = _merge_alike(parts, sets, counts, occurrence, similarity)
     return groups
@@ -560,6 +646,64 @@ def attach_left(members: list[list[int]], sets: Sequence[frozenset[str]], counts
         if sets[k] <= prints[best] or jaccard(sets[k], prints[best]) >= ALIKE:
             out[best].append(k)
     return out
+
+
+@dataclass(frozen=True)
+class LinkSections:
+    """Pages as the clustering sees them (:func:`with_link_sections`): distinct sets of tag paths and link
+    sections, the pages carrying each, and which set each page of each tag-path set carries."""
+
+    sets: list[frozenset[str]]  #: distinct: tag paths and link-collection paths (:data:`LINK_MARK` first)
+    counts: list[int]  #: pages carrying each
+    unsampled: np.ndarray  #: per tag-path set, the set of its pages whose links were not read
+    sampled: list[list[int]]  #: per tag-path set, the set of each of its sampled pages, in their order
+
+
+def with_link_sections(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int],
+                       sampled_links: Sequence[Sequence[Iterable[str]]]) -> LinkSections:
+    """Each page's tag paths with the link-collection paths it shows (marked with :data:`LINK_MARK`), those
+    of the site's link sections only: paths on at least :data:`LINK_SHARE` of its pages and on at least
+    :data:`LINK_SAMPLED_PAGES` of the sampled pages.
+
+    A stored tag path has no attributes, so two templates that differ in their ids and classes only look
+    alike: Haddock's small module pages share 12 of their 13–14 tag paths with its letter indexes, and
+    only ``div#interface`` against ``div#alphabet``/``div#index`` tells them apart.  Vertex §III-A shingles
+    the page's content, tags with their attributes; the store keeps attributes only in link-collection paths
+    (Crescenzi et al. §2: each step's ``id`` and ``class``), so those are added to the page's set.
+    ``sampled_links[k]``: the link-collection paths of each sampled page of tag-path set ``k`` (up to
+    :data:`LINK_SAMPLES` of its ``counts[k]`` pages; reading every page's links costs 25 s at a million
+    pages): each sampled page carries its own set, the others the set most of the samples carry (the
+    first sample's among equals).  A path's pages are estimated from the samples."""
+    shown: Counter[str] = Counter()
+    samples: Counter[str] = Counter()
+    for links, n in zip(sampled_links, counts):
+        weight = n / len(links) if links else 0.0
+        for page in links:
+            for p in set(page):
+                shown[p] += weight
+                samples[p] += 1
+    least = LINK_SHARE * sum(counts)
+    index: dict[frozenset[str], int] = {}
+    pages: list[int] = []
+    unsampled = np.zeros(len(counts), dtype=np.int64)
+    sampled: list[list[int]] = []
+
+    def of(paths: frozenset[str], n: int) -> int:
+        k = index.setdefault(paths, len(index))
+        if k == len(pages):
+            pages.append(0)
+        pages[k] += n
+        return k
+
+    for k, (tags, n, links) in enumerate(zip(tag_path_sets, counts, sampled_links)):
+        tags = frozenset(tags)
+        own = [tags | {LINK_MARK + p for p in set(page) if shown[p] >= least and samples[p] >= LINK_SAMPLED_PAGES}
+               for page in links]
+        sampled.append([of(x, 1) for x in own])
+        carried = Counter(own)
+        most = max(carried.values(), default=0)
+        unsampled[k] = of(next((x for x in own if carried[x] == most), tags), n - len(own))
+    return LinkSections(list(index), pages, unsampled, sampled)
 
 
 def cluster_sets(tag_path_sets: Sequence[Iterable[str]], counts: Sequence[int], cutoff: int, seed: int = 0,

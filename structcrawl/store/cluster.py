@@ -38,10 +38,13 @@ sizes (one integer per distinct inbound XPath), ``samples`` pages per kept
 group and one chunk of members at a time.
 
 Vertex's shingle clustering (``structcrawl cluster --method shingles``,
-:func:`shingle_cluster_store`) needs no links: one pass over ``sc_pages``
-(page, URL, tag-path set; joined to ``sc_urls`` for ``--members``) and the
-job's distinct tag-path sets; :mod:`structcrawl.analysis.shingles` signs
-each set once and clusters the distinct signatures, pages follow their set.
+:func:`shingle_cluster_store`): one pass over ``sc_pages`` (page, URL,
+tag-path set; joined to ``sc_urls`` for ``--members``), the job's distinct
+tag-path sets, and the links of up to ``LINK_SAMPLES`` pages per tag-path
+set (``sc_links`` by its primary key: their link-collection paths, the only
+attributes the store keeps); :mod:`structcrawl.analysis.shingles` signs
+each set of tag paths and link sections once and clusters the distinct
+signatures, pages follow their set.
 It holds a page's ids (and URL, with members) in Python: about 420 MB at a
 million pages with members.
 """
@@ -62,12 +65,14 @@ from sqlalchemy.engine import Connection
 from structcrawl.analysis.fingerprint import fingerprint
 from structcrawl.analysis.shingles import (
     ALIKE,
+    LINK_SAMPLES,
     MATCH,
     SHINGLE_PATHS,
     SIGNATURE_VALUES,
     SITE_SHARE,
     ShingleClustering,
     cluster_sets,
+    with_link_sections,
 )
 from structcrawl.analysis.uxclust import Clustering, Parameters, SampledPage, cluster_groups, relative_cutoff
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
@@ -411,14 +416,40 @@ def _pages(conn: Connection, job: int, with_urls: bool) -> tuple[np.ndarray, np.
     return table[first, 0], table[first, 2], None if urls is None else [urls[k] for k in first.tolist()]
 
 
+def _sampled_links(conn: Connection, job: int, page_ids: np.ndarray, set_index: np.ndarray, sets: int,
+                   seed: int) -> tuple[list[np.ndarray], list[list[frozenset[str]]]]:
+    """Per tag-path set (``set_index``: each page's), its first :data:`LINK_SAMPLES` pages by the rank
+    UXClust samples by (positions in ``page_ids``) and the link-collection paths each of them shows: reads
+    the links of those pages only (``sc_links`` by its primary key) and their distinct paths."""
+    rank = (page_ids * _RANK_A + seed) % _RANK_P
+    order = np.lexsort((page_ids, rank, set_index))
+    starts = np.searchsorted(set_index[order], np.arange(sets + 1))
+    picked = [order[starts[k]:min(starts[k + 1], starts[k] + LINK_SAMPLES)] for k in range(sets)]
+    wanted = sorted(int(page_ids[i]) for ks in picked for i in ks.tolist())
+    shows: dict[int, set[int]] = {}
+    for i in range(0, len(wanted), 500):
+        for page_id, path_id in conn.execute(sa.select(S.links.c.page_id, S.links.c.path_id).distinct().where(
+                S.links.c.job_id == job, S.links.c.page_id.in_(wanted[i:i + 500]))):
+            shows.setdefault(page_id, set()).add(path_id)
+    path_ids = sorted({x for ids in shows.values() for x in ids})
+    text: dict[int, str] = {}
+    for i in range(0, len(path_ids), 500):
+        text.update(conn.execute(sa.select(S.paths.c.id, S.paths.c.path).where(
+            S.paths.c.job_id == job, S.paths.c.id.in_(path_ids[i:i + 500]))).all())
+    links = [[frozenset(text[x] for x in shows.get(int(page_ids[i]), ())) for i in ks.tolist()] for ks in picked]
+    return picked, links
+
+
 def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = None, samples: int = 10,
                           occurrence: float = FINGERPRINT_OCCURRENCE, seed: int = 0, members: bool = False,
                           progress: Progress | None = None, length: int = SHINGLE_PATHS,
                           similarity: float = ALIKE) -> StoredShingles:
     """Vertex's shingle clustering (seed 003 §III-A) over job ``job`` of the store ``db``.
 
-    SQL reads the pages (id, tag-path set) and the distinct tag-path sets; the
-    signatures are computed once per tag-path set, the clustering runs over
+    SQL reads the pages (id, tag-path set), the distinct tag-path sets and the
+    link-collection paths of each set's sampled pages (:func:`_sampled_links`,
+    :func:`structcrawl.analysis.shingles.with_link_sections`); the
+    signatures are computed once per distinct set, the clustering runs over
     distinct signatures (:func:`structcrawl.analysis.shingles.cluster_sets`),
     pages get their set's cluster by an array lookup.  ``cutoff``: masked
     vectors covering fewer pages are deleted (default: UXClust's relative
@@ -450,12 +481,21 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
             seconds["read"] = time.perf_counter() - t0
 
             t0 = time.perf_counter()
+            progress.stage("links of sampled pages")
+            picked, links = _sampled_links(conn, info.id, page_ids, set_index, len(set_ids), seed)
+            seconds["links"] = time.perf_counter() - t0
+
+            t0 = time.perf_counter()
             progress.stage(f"signatures of {len(set_ids):,} tag-path sets")
             applied = relative_cutoff(len(page_ids)) if cutoff is None else cutoff
-            result, set_cluster = cluster_sets([sets[t] for t in set_ids.tolist()],
-                                               np.bincount(set_index, minlength=len(set_ids)), applied, seed,
-                                               length, occurrence, similarity)
-            page_cluster = set_cluster[set_index]
+            sections = with_link_sections([sets[t] for t in set_ids.tolist()],
+                                          np.bincount(set_index, minlength=len(set_ids)).tolist(), links)
+            result, section_cluster = cluster_sets(sections.sets, sections.counts, applied, seed, length, occurrence,
+                                                   similarity)
+            page_section = sections.unsampled[set_index]
+            for ks, own in zip(picked, sections.sampled):
+                page_section[ks] = own
+            page_cluster = section_cluster[page_section]
             seconds["cluster"] = time.perf_counter() - t0
 
             t0 = time.perf_counter()
