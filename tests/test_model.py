@@ -449,3 +449,33 @@ def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
     assert nested(reference, without_types, chrome)
     assert not nested(reference, chapter, chrome)
     assert not nested(reference, stub, chrome)
+
+
+def test_nested_cores_merge_only_when_the_skeletons_agree():
+    """erl_docgen's chapters nest in the reference pages by their link sections (one section
+    each way besides what both show) but not by their skeleton: refinement keeps them apart,
+    and folds the same nesting on one skeleton."""
+    from structcrawl.core.refine import NESTED_SIMILARITY, Refiner
+
+    frame = [f"html/body/div{i}" for i in range(10)]
+    prose = [f"html/body/section/p{i}" for i in range(25)]  # a chapter's own skeleton
+    shared = {"nav", "exports", "summary", "see-also"}
+
+    def model(chapter_tags):
+        m = SiteModel()
+        m._add_to(m.new_class(), [Page(f"ref{i}", frozenset(shared | {"types"}), 5, frozenset(frame))
+                                  for i in range(12)])
+        m._add_to(m.new_class(), [Page(f"ch{i}", frozenset(shared | {"toc"}), 5, chapter_tags) for i in range(6)])
+        for k in range(3):  # other types: the chrome is the navigation only
+            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
+                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
+        f = Frontier()
+        f.add_links(9, {"tree": ["ref0", "ch0"]})
+        f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+        return m, f
+
+    m, f = model(frozenset(frame[:4] + prose))  # fingerprints 4 / 31 alike
+    assert 4 / 31 < NESTED_SIMILARITY
+    assert Refiner().refine(m, f, update=5) == []
+    m, f = model(frozenset(frame[:8] + prose[:2]))  # 8 / 12 alike
+    assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]

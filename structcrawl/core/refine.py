@@ -10,7 +10,10 @@ reached from many places.  Two classes are merged when
    DOM skeleton — and their link collections share a core section beyond the
    site's chrome (rustdoc writes every item kind on one skeleton, and its type
    alias and constant pages share only the chrome), or else one's core
-   sections are nested in the other's; and
+   sections are nested in the other's and the fingerprints are at least
+   ``NESTED_SIMILARITY`` alike (erl_docgen's chapters nest in the reference
+   pages by their links, not by their skeleton: 0.29–0.34 alike, where the
+   nested pairs of one type scored 0.42 and more); and
 2. some link collection **co-cites** them — its links point to modelled pages
    of both — which is Crescenzi et al.'s assumption that the links of one collection
    lead to one class; and
@@ -57,6 +60,9 @@ from structcrawl.core.unionfind import UnionFind, jaccard
 NESTED_EVIDENCE = 2
 #: Core sections of the smaller class the larger may lack: one optional section each way.
 NESTED_SLACK = 1
+#: Fingerprints at least this alike (Jaccard) for nested cores to merge: one template's skeleton
+#: (docs/design.md, item 14).
+NESTED_SIMILARITY = 0.4
 
 
 def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
@@ -122,7 +128,7 @@ class Refiner:
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
             content = (cores[a] & cores[b]) - shared_by_most
             if (sim >= (TWIN_SIMILARITY if small else self.similarity) and content) or (
-                    not small and nested(cores[a], cores[b], shared_by_most)):
+                    not small and sim >= NESTED_SIMILARITY and nested(cores[a], cores[b], shared_by_most)):
                 alike[(a, b)] = sim
         if not alike:
             return []
