@@ -22,7 +22,13 @@ but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
 categories does not fetch the about page.  Words and patterns of the URL's path:
 a query only fills the page its path names (Javadoc's frameset
-``index.html?…/package-summary.html``).
+``index.html?…/package-summary.html``).  Whatever the collection, a URL is a
+predicted target when a target's URL pattern tells it: an alternative of the
+pattern that matches no other class's sample URL (pango's enums, listed on an
+index the model classes otherwise; not erlang's front pages, one of whose
+alternatives, ``/lib/<app>/doc/html/<page>.html``, is every reference and
+chapter page's too: every such URL was a predicted target, 1,025 requests for 84
+front pages).
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -42,8 +48,8 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
-* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of
-  the pages fetched) showed nothing new toward the targets, and as many of a
+* **Quiet hubs.**  Once ``DEAD_WINDOW`` pages in a row (and ``QUIET_SHARE`` of
+  the pages fetched) showed nothing new toward the targets, and ``QUIET_MIN`` of a
   hub class's own pages in a row (and ``QUIET_SHARE`` of its pages), the URLs
   of that class are parked; a page showing something new brings them back.
   Both: a class whose pages still pay goes on while others do not
@@ -57,6 +63,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collections that never led to a target: a small harvest fetches fewer than
   ``QUIET_MIN`` pages of most hub classes.  A new URL of a hub class whose
   run is so telling is not "nearer the targets" any more (:meth:`Harvest._fruitless`).
+  Whatever the harvest's state, the URLs a collection holds of a class whose
+  ``QUIET_MIN`` pages fetched from that collection never paid wait (Javadoc's
+  FRAMES link on every class page, while the class pages pay).
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
@@ -119,7 +128,9 @@ YIELD_HOPS = 2
 DEAD_WINDOW = 10
 #: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
 #: which no more page of that class is fetched: QUIET_SHARE of the pages fetched (of the harvest, of
-#: the class), and at least QUIET_MIN.
+#: the class), and at least DEAD_WINDOW (the harvest) and QUIET_MIN (the class; and the pages of a class
+#: fetched from one collection, none of which paid).  The harvest's used to be QUIET_MIN too: 50 pages
+#: after the last target is most of a small harvest's waste (geos's 52 directories: 238 requests, 203 now).
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
@@ -223,6 +234,15 @@ class Harvest:
         for c in classes:
             self.dist.setdefault(c, 0 if c in self.targets else FAR)
         self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
+        # the alternatives of each class's URL pattern that match no other class's sample URL: only these
+        # tell a URL's class (erlang's front pages: ``/lib/<app>/doc/html/<page>.html``, one alternative of
+        # theirs, is every reference and chapter page's too; pango's struct pages share ``^/[^/?]+\.html$``
+        # with its functions)
+        self.alternatives = {c: [compile_pattern(a) for a in _alternatives(e["url_pattern"])]
+                             for c, e in classes.items() if e.get("url_pattern")}
+        self.telling = {c: [a for a in alternatives if not any(a.search(_site_path(u)) for o, f in classes.items()
+                                                               if o != c for u in f.get("samples") or ())]
+                        for c, alternatives in self.alternatives.items()}
         # a single sample's words are its whole URL, not what its class's URLs share; a word most
         # classes share (a site's /lib/…/doc/html/ or org/apache/…) tells none apart
         shared = {c: shared_url_words(e["samples"]) for c, e in classes.items()
@@ -251,6 +271,9 @@ class Harvest:
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
         self.quiet_of: Counter = Counter()  #: the same per class
         self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
+        #: (collection, the class its URLs were predicted) -> pages fetched, and those that paid as above
+        self.sent_of: Counter = Counter()
+        self.paid_by: Counter = Counter()
         self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
@@ -267,9 +290,12 @@ class Harvest:
         return {c for c, d in self.dist.items() if 0 < d < FAR}
 
     def _predicted(self, key: Key, url: str) -> int | None:
-        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific URL
-        pattern of the whole model that matches it is a target's (the model may not have seen this
-        collection lead there — pango's enums, listed on an index page the model classes differently).
+        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific telling
+        URL pattern alternative of the whole model that matches it is a target's (:meth:`_telling_class`;
+        the model may not have seen this collection lead there — pango's enums, listed on an index page
+        the model classes differently; a pattern other classes' URLs match too tells nothing: pango's
+        structs share ``^/[^/?]+\\.html$`` with the functions, and every index link was a predicted
+        struct).
         Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
         (:meth:`_word_score`), then whose URL pattern matches it, the most specific pattern first (the
         longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
@@ -277,7 +303,7 @@ class Harvest:
         pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
         summaries.)"""
         path = _site_path(url)
-        best = self._pattern_class(path, self.patterns)
+        best = self._telling_class(path)
         if best in self.targets:
             return best
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
@@ -307,6 +333,21 @@ class Harvest:
         erl_interface pages share ``erl interface ei``, which a chapter's URL lacks)."""
         shared = self.words.get(cls, ())
         return len(shared) if all(w in words for w in shared) else 0
+
+    def _telling_fit(self, cls: int, path: str) -> int:
+        """How specifically class ``cls``'s URL pattern tells ``path`` is of it: the length of the longest of its
+        telling alternatives (``self.telling``) that matches, 0 if none does."""
+        return max((len(a.pattern) for a in self.telling.get(cls, ()) if a.search(path)), default=0)
+
+    def _alternative_fit(self, cls: int, *paths: str) -> int:
+        """The length of the longest alternative of class ``cls``'s URL pattern that matches one of ``paths``."""
+        return max((len(a.pattern) for a in self.alternatives.get(cls, ()) if any(a.search(p) for p in paths)),
+                   default=0)
+
+    def _telling_class(self, path: str) -> int | None:
+        """The class whose telling URL pattern alternative fits ``path`` most specifically (a target's on a tie)."""
+        fits = {c: self._telling_fit(c, path) for c in self.telling}
+        return max((c for c, n in fits.items() if n), key=lambda c: (fits[c], c in self.targets, -c), default=None)
 
     def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
         """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
@@ -479,6 +520,10 @@ class Harvest:
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         self.paid_of[cls] += pays
+        if key is not None and not explore:
+            sent = (key, _bucket_class(self._bucket(key, requested or url)))
+            self.sent_of[sent] += 1
+            self.paid_by[sent] += pays
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
@@ -530,7 +575,7 @@ class Harvest:
 
     def quiet_hub(self, cls: int | None, key: Key | None = None) -> bool:
         """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
-        pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
+        pages fetched, of each; DEAD_WINDOW and QUIET_MIN at least) shown no new target and no new URL nearer the
         targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
         something new.)  For a URL of collection ``key`` that never led to a target, the class's own
@@ -538,8 +583,20 @@ class Harvest:
         fewer than QUIET_MIN pages of most hub classes (commons-math3's 76 package summaries: 190 hub
         pages after the last of them, none of its five hub classes 50 pages long).  Not for a collection
         that led to targets: its URLs' predicted class may be wrong (pango's index lists its flags pages,
-        targets, among the functions, all of one URL pattern)."""
-        if cls in self.targets or not self.hubs_quiet():
+        targets, among the functions, all of one URL pattern).
+
+        Whatever the harvest's state, the URLs a collection holds of a class predicted there whose
+        QUIET_MIN pages fetched from it never paid wait too (commons-math3: each class page's FRAMES link,
+        a frameset of its own, 923 of them fetched while the class pages went on showing class-use pages).
+        Not a collection the re-check opened: its window decides (:meth:`barren_window`)."""
+        if cls in self.targets:
+            return False
+        if key is not None and key in self.collections and (self.collections[key].decision == RECHECK
+                                                            or self.collections[key].widened):
+            return False
+        if key is not None and self.sent_of[(key, cls)] >= QUIET_MIN and not self.paid_by[(key, cls)]:
+            return True
+        if not self.hubs_quiet():
             return False
         if self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls]):
             return True
@@ -566,9 +623,9 @@ class Harvest:
         return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
     def hubs_quiet(self) -> bool:
-        """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
+        """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, DEAD_WINDOW at
         least) shown no new target and no new URL nearer the targets?"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+        return self.quiet >= max(DEAD_WINDOW, QUIET_SHARE * self.fetched)
 
     def waits(self, entry: Entry) -> bool:
         """Is ``entry``, handed out, a URL of a quiet hub class (:meth:`quiet_hub`, by the class it is
@@ -861,6 +918,31 @@ class Harvest:
 def _bucket_class(bucket: Bucket) -> int | None | str:
     """The class of a bucket's URLs (the class of a (LISTINGS, class) bucket)."""
     return bucket[1] if isinstance(bucket, tuple) else bucket
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The alternatives of URL pattern ``pattern``: ``^(?:A|B)$`` gives ``^A$`` and ``^B$``; another, itself."""
+    if not (pattern.startswith("^(?:") and pattern.endswith(")$")):
+        return [pattern]
+    parts, depth, start, i, inner = [], 0, 0, 0, pattern[4:-2]
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "\\":
+            i += 1
+        elif ch == "[":
+            i = inner.index("]", i + 1)
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:  # the first group closes before the end: not one alternation
+                return [pattern]
+        elif ch == "|" and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+        i += 1
+    parts.append(inner[start:])
+    return [f"^{a}$" for a in parts]
 
 
 def _path_only(url: str) -> str:
