@@ -409,30 +409,6 @@ def test_new_urls_of_a_hub_class_that_stopped_paying_are_not_progress():
     assert h.quiet == DEAD_WINDOW + 1
 
 
-def test_a_target_pattern_other_classes_urls_match_predicts_no_target():
-    """A URL is a predicted target by the whole model's patterns only through an alternative of the target's
-    pattern that matches no other class's sample URL: erlang's front pages share ``/lib/<app>/doc/html/…``
-    with every reference page (each link of a module index was a predicted front page); their
-    ``/doc/<guide>/users_guide.html`` tells."""
-    front = r"^(?:/doc/[^/?]+/users_guide\.html|/lib/[^/?]+/doc/[^/?]+\.html)$"
-    doc = document()
-    doc["classes"] += [
-        {"id": 5, "size": 20, "url_pattern": front,
-         "samples": [H + "/doc/a/users_guide.html", H + "/lib/x-1/doc/index.html"]},
-        {"id": 6, "size": 60, "url_pattern": r"^/lib/[^/?]+/doc/[^/?]+\.html$",
-         "samples": [H + "/lib/x-1/doc/lists.html", H + "/lib/y-2/doc/maps.html"]},
-    ]
-    doc["class_links"] += [{"source": 0, "path": ODD, "target": 6, "count": 50},
-                           {"source": 6, "path": BACK, "target": 5, "count": 60}]
-    h = Harvest(doc, [5], explore_share=0.0, explore_min=0)
-    assert [a.pattern for a in h.telling[5]] == [r"^/doc/[^/?]+/users_guide\.html$"]
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {ODD: [H + "/lib/z-3/doc/sets.html", H + "/doc/b/users_guide.html"]})
-    assert h.buckets[5][0].url == H + "/doc/b/users_guide.html"  # told by its pattern: a target
-    assert h.buckets[6][0].url == H + "/lib/z-3/doc/sets.html"  # a reference page, as the collection says
-
-
 def test_a_collections_urls_of_a_class_that_never_paid_wait_while_the_harvest_goes_on():
     """QUIET_MIN pages of one class fetched from one collection, none of which showed a new target or a new
     URL nearer: that collection's URLs of that class wait, though the harvest still finds targets

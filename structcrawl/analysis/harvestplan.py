@@ -22,13 +22,7 @@ but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
 categories does not fetch the about page.  Words and patterns of the URL's path:
 a query only fills the page its path names (Javadoc's frameset
-``index.html?…/package-summary.html``).  Whatever the collection, a URL is a
-predicted target when a target's URL pattern tells it: an alternative of the
-pattern that matches no other class's sample URL (pango's enums, listed on an
-index the model classes otherwise; not erlang's front pages, one of whose
-alternatives, ``/lib/<app>/doc/html/<page>.html``, is every reference and
-chapter page's too: every such URL was a predicted target, 1,025 requests for 84
-front pages).
+``index.html?…/package-summary.html``).
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
@@ -234,15 +228,6 @@ class Harvest:
         for c in classes:
             self.dist.setdefault(c, 0 if c in self.targets else FAR)
         self.patterns = {c: compile_pattern(e["url_pattern"]) for c, e in classes.items() if e.get("url_pattern")}
-        # the alternatives of each class's URL pattern that match no other class's sample URL: only these
-        # tell a URL's class (erlang's front pages: ``/lib/<app>/doc/html/<page>.html``, one alternative of
-        # theirs, is every reference and chapter page's too; pango's struct pages share ``^/[^/?]+\.html$``
-        # with its functions)
-        self.alternatives = {c: [compile_pattern(a) for a in _alternatives(e["url_pattern"])]
-                             for c, e in classes.items() if e.get("url_pattern")}
-        self.telling = {c: [a for a in alternatives if not any(a.search(_site_path(u)) for o, f in classes.items()
-                                                               if o != c for u in f.get("samples") or ())]
-                        for c, alternatives in self.alternatives.items()}
         # a single sample's words are its whole URL, not what its class's URLs share; a word most
         # classes share (a site's /lib/…/doc/html/ or org/apache/…) tells none apart
         shared = {c: shared_url_words(e["samples"]) for c, e in classes.items()
@@ -290,12 +275,9 @@ class Harvest:
         return {c for c, d in self.dist.items() if 0 < d < FAR}
 
     def _predicted(self, key: Key, url: str) -> int | None:
-        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific telling
-        URL pattern alternative of the whole model that matches it is a target's (:meth:`_telling_class`;
-        the model may not have seen this collection lead there — pango's enums, listed on an index page
-        the model classes differently; a pattern other classes' URLs match too tells nothing: pango's
-        structs share ``^/[^/?]+\\.html$`` with the functions, and every index link was a predicted
-        struct).
+        """The class a URL of collection ``key`` most likely is.  A target's, when the most specific URL
+        pattern of the whole model that matches it is a target's (the model may not have seen this
+        collection lead there — pango's enums, listed on an index page the model classes differently).
         Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
         (:meth:`_word_score`), then whose URL pattern matches it, the most specific pattern first (the
         longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
@@ -303,7 +285,7 @@ class Harvest:
         pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
         summaries.)"""
         path = _site_path(url)
-        best = self._telling_class(path)
+        best = self._pattern_class(path, self.patterns)
         if best in self.targets:
             return best
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
@@ -333,21 +315,6 @@ class Harvest:
         erl_interface pages share ``erl interface ei``, which a chapter's URL lacks)."""
         shared = self.words.get(cls, ())
         return len(shared) if all(w in words for w in shared) else 0
-
-    def _telling_fit(self, cls: int, path: str) -> int:
-        """How specifically class ``cls``'s URL pattern tells ``path`` is of it: the length of the longest of its
-        telling alternatives (``self.telling``) that matches, 0 if none does."""
-        return max((len(a.pattern) for a in self.telling.get(cls, ()) if a.search(path)), default=0)
-
-    def _alternative_fit(self, cls: int, *paths: str) -> int:
-        """The length of the longest alternative of class ``cls``'s URL pattern that matches one of ``paths``."""
-        return max((len(a.pattern) for a in self.alternatives.get(cls, ()) if any(a.search(p) for p in paths)),
-                   default=0)
-
-    def _telling_class(self, path: str) -> int | None:
-        """The class whose telling URL pattern alternative fits ``path`` most specifically (a target's on a tie)."""
-        fits = {c: self._telling_fit(c, path) for c in self.telling}
-        return max((c for c, n in fits.items() if n), key=lambda c: (fits[c], c in self.targets, -c), default=None)
 
     def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
         """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
@@ -575,8 +542,8 @@ class Harvest:
 
     def quiet_hub(self, cls: int | None, key: Key | None = None) -> bool:
         """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
-        pages fetched, of each; DEAD_WINDOW and QUIET_MIN at least) shown no new target and no new URL nearer the
-        targets?  Then its pages are not worth fetching any more: the targets this harvest can find
+        pages fetched, of each; DEAD_WINDOW and QUIET_MIN at least) shown no new target and no new URL
+        nearer the targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
         something new.)  For a URL of collection ``key`` that never led to a target, the class's own
         run may also be too long to be chance (:meth:`_class_run_is_telling`): a small harvest fetches
@@ -588,13 +555,15 @@ class Harvest:
         Whatever the harvest's state, the URLs a collection holds of a class predicted there whose
         QUIET_MIN pages fetched from it never paid wait too (commons-math3: each class page's FRAMES link,
         a frameset of its own, 923 of them fetched while the class pages went on showing class-use pages).
-        Not a collection the re-check opened: its window decides (:meth:`barren_window`)."""
+        Not a collection the re-check opened: its window decides (:meth:`barren_window`); nor a target
+        page's: the listings it links are there for the few targets no other page shows."""
         if cls in self.targets:
             return False
         if key is not None and key in self.collections and (self.collections[key].decision == RECHECK
                                                             or self.collections[key].widened):
             return False
-        if key is not None and self.sent_of[(key, cls)] >= QUIET_MIN and not self.paid_by[(key, cls)]:
+        if (key is not None and key[0] not in self.targets and self.sent_of[(key, cls)] >= QUIET_MIN
+                and not self.paid_by[(key, cls)]):
             return True
         if not self.hubs_quiet():
             return False
@@ -918,31 +887,6 @@ class Harvest:
 def _bucket_class(bucket: Bucket) -> int | None | str:
     """The class of a bucket's URLs (the class of a (LISTINGS, class) bucket)."""
     return bucket[1] if isinstance(bucket, tuple) else bucket
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """The alternatives of URL pattern ``pattern``: ``^(?:A|B)$`` gives ``^A$`` and ``^B$``; another, itself."""
-    if not (pattern.startswith("^(?:") and pattern.endswith(")$")):
-        return [pattern]
-    parts, depth, start, i, inner = [], 0, 0, 0, pattern[4:-2]
-    while i < len(inner):
-        ch = inner[i]
-        if ch == "\\":
-            i += 1
-        elif ch == "[":
-            i = inner.index("]", i + 1)
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:  # the first group closes before the end: not one alternation
-                return [pattern]
-        elif ch == "|" and depth == 0:
-            parts.append(inner[start:i])
-            start = i + 1
-        i += 1
-    parts.append(inner[start:])
-    return [f"^{a}$" for a in parts]
 
 
 def _path_only(url: str) -> str:
