@@ -15,7 +15,9 @@ each served on 127.0.0.1 by a server that counts every request it answers):
 Per case: target pages in the truth that the BFS reaches, recall of the
 harvest's items, harvest requests, structure-crawl requests, BFS requests to
 full recall, the ratio (structure + harvest) / BFS, precision (targets /
-harvest requests), and throughput: the harvest's requests per second of
+harvest requests), the best precision the site's links allow (targets / (targets + the fewest
+non-target pages that reach them all, :func:`harvest_replay.bound`, computed offline on the same
+pages), and throughput: the harvest's requests per second of
 Scrapy's elapsed time over a plain Scrapy spider's fetching the very URLs the
 harvest requested, in the same order, with the same settings (every page run
 through ``LinkExtractor`` as a ``CrawlSpider`` does, nothing followed) — all
@@ -45,8 +47,11 @@ sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
 from bfs_baseline import crawl_site  # noqa: E402
+from harvest_replay import Site, bound, link_graph  # noqa: E402
+from structcrawl.analysis.classify import Classifier  # noqa: E402
 from structcrawl.demo import server as demo_server  # noqa: E402
 from structcrawl.demo.site import DemoSite  # noqa: E402
+from structcrawl.sitemodel import load_model  # noqa: E402
 
 BIN = Path(sys.executable).parent
 #: Demo target choices: one entity type, two entity types, a listing type (truth class names).
@@ -98,8 +103,10 @@ def elapsed(stderr: str) -> float:
     return float(m.group(1)) if m else float("nan")
 
 
-def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path, out) -> list[dict]:
-    """Structure crawl, BFS, one harvest per case; table rows."""
+def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path, out, corpus: str | None = None,
+             demo_pages: int = 0) -> list[dict]:
+    """Structure crawl, BFS, one harvest per case; table rows.  ``corpus``/``demo_pages``: the site's pages
+    offline, for the bound its links set (:func:`harvest_replay.bound`)."""
     model = tmp / f"{name}.model.json"
     mark = log.mark()
     res = structcrawl("crawl", base + entry, "-o", str(model), "--members", "-L", "WARNING")
@@ -129,6 +136,9 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
     reached = {r["url"] for r in rows}
     out(f"   {name}: structure crawl {structure_requests} requests, model {len(doc['classes'])} classes; "
         f"BFS {len(bfs_log)} requests, {len(reached)} pages in {bfs_seconds:.1f} s")
+    loaded = load_model(str(model))
+    offline = Site(loaded, Classifier(loaded), corpus, demo_pages)
+    graph = link_graph(offline, loaded.start_url)
     if cases is None:  # a real corpus: choose among the truth classes some model class holds
         cases = corpus_cases(Counter(label(u) for u in reached if label(u) in majority.values()), len(reached))
     table = []
@@ -154,14 +164,17 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
         harvest_seconds = elapsed(res.stderr)
         plain_rate = plain_rate_on(base, [p for p, _s in log.since(mark)], tmp, log)
         share = len(truth_pages) / max(1, len(reached))
+        best = bound(graph, loaded.start_url, {u for u in graph if label(u) in case})
         row = dict(site=name, case="+".join(case), classes=",".join(map(str, targets)), truth=len(truth_pages),
                    share=share, recall=found / len(truth_pages), harvest=harvest_requests,
                    structure=structure_requests, bfs=last + 1,
                    ratio=(structure_requests + harvest_requests) / (last + 1),
                    precision=found / max(1, harvest_requests),
-                   throughput=(harvest_requests / harvest_seconds) / plain_rate)
+                   throughput=(harvest_requests / harvest_seconds) / plain_rate, hubs=len(best.hubs),
+                   best=best.precision)
         out(f"   {name} {row['case']}: recall {row['recall']:.3f}, harvest {harvest_requests} requests, "
-            f"ratio {row['ratio']:.2f}, precision {row['precision']:.2f}")
+            f"ratio {row['ratio']:.2f}, precision {row['precision']:.2f} (the links allow {row['best']:.2f}: "
+            f"{row['hubs']} hubs)")
         table.append(row)
     return table
 
@@ -228,12 +241,13 @@ def corpus_cases(sizes: Counter, pages: int) -> list[tuple[str, ...]]:
 def table(rows: list[dict]) -> str:
     head = ("| site | targets (truth class) | model classes | target pages | share of site | recall | "
             "harvest requests | structure requests | BFS requests to full recall | (structure + harvest) / BFS "
-            "| precision | throughput vs plain spider, same pages |")
-    lines = [head, "|" + "---|" * 12]
+            "| precision | best precision (hubs the links need) | throughput vs plain spider, same pages |")
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         lines.append(
             f"| {r['site']} | {r['case']} | {r['classes']} | {r['truth']:,} | {r['share']:.1%} | {r['recall']:.3f} | "
             f"{r['harvest']:,} | {r['structure']:,} | {r['bfs']:,} | {r['ratio']:.2f} | {r['precision']:.2f} | "
+            f"{r['best']:.2f} ({r['hubs']:,}) | "
             f"{r['throughput']:.2f} |")
     return "\n".join(lines)
 
@@ -261,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             truth = dict(site.truth())
             try:
                 rows += run_site(f"demo ({len(site):,} pages)", base, "", log,
-                                 lambda u: truth.get(_path(u)), DEMO_CASES, tmp, out)
+                                 lambda u: truth.get(_path(u)), DEMO_CASES, tmp, out, demo_pages=args.demo_pages)
             finally:
                 srv.shutdown()
                 srv.server_close()
@@ -280,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                 return truth.get(rel)
 
             try:
-                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, None, tmp, out)
+                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, None, tmp, out,
+                                 corpus=corpus)
             finally:
                 srv.shutdown()
                 srv.server_close()

@@ -14,7 +14,11 @@ takes seconds and is the same every time for a model; the spider's order differs
 the pages in flight.
 
 Printed: recall against the truth pages reachable from the entry page by the pages' links,
-requests, precision; for every missed target whether it was fetched and classified into another
+requests, precision; beside them what the site's links allow (:func:`bound`): the fewest non-target
+pages a crawler must fetch to reach every target (a greedy Steiner-tree approximation, so at most
+that many), the best precision it gives, and the requests of a breadth-first crawl to full recall on
+the same links — a harvest's requests beyond the bound are the plan's waste, not the site's; for every
+missed target whether it was fetched and classified into another
 class or never fetched, and then the shortest path to it from the entry page, each page on it with
 its model class, its truth class, whether the replay fetched it and the collection that links the
 next page with the plan's decision on it; then the requests that led to no target (no target among
@@ -30,6 +34,7 @@ import json
 import os
 import sys
 from collections import Counter, deque
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -52,6 +57,8 @@ DOWNLOAD_SLOTS = 8
 TRAP_PAGES = 10
 #: URLLENGTH_LIMIT, Scrapy's default.
 MAX_URL_LENGTH = 2083
+#: A page no path reaches (cost of :func:`bound`).
+FAR_COST = 1 << 30
 
 
 class Site:
@@ -146,6 +153,97 @@ class Site:
                         parent[u] = (url, path)
                         queue.append(u)
         return parent
+
+
+def link_graph(site: Site, start: str) -> dict[str, list[str]]:
+    """The pages reachable from ``start`` by the in-scope links the harvest sees (redirects followed), in
+    breadth-first order (the order a FIFO crawler requests them: the start page, then what it links …),
+    each with the pages it links; a URL that gives no HTML page (an error, a PDF) links nothing."""
+    graph: dict[str, list[str]] = {start: []}
+    queue = deque([start])
+    while queue:
+        url = queue.popleft()
+        got = site.page(url)
+        if got is None:
+            continue
+        out: dict[str, None] = {}
+        for urls in got[2].values():
+            for u in urls:
+                out[site.final(u)] = None
+        graph[url] = [u for u in out if u != url]
+        for u in graph[url]:
+            if u not in graph:
+                graph[u] = []
+                queue.append(u)
+    return graph
+
+
+@dataclass
+class Bound:
+    """What the site's links allow a harvest of ``targets`` pages (:func:`bound`)."""
+
+    targets: int  #: target pages reachable from the start page
+    hubs: list[str]  #: non-target pages a crawler must fetch to reach them all (greedy: at most this many)
+    bfs: int  #: requests of a breadth-first crawl until it has them all (every link it sees, FIFO)
+
+    @property
+    def requests(self) -> int:
+        return self.targets + len(self.hubs)
+
+    @property
+    def precision(self) -> float:
+        return self.targets / max(1, self.requests)
+
+
+def bound(graph: dict[str, list[str]], start: str, targets: set[str]) -> Bound:
+    """The fewest non-target pages a crawler starting at ``start`` must fetch to reach every target page of
+    ``graph`` (:func:`link_graph`), approximated: a node-weighted directed Steiner tree (a target page costs
+    nothing, it is fetched anyway; any other page one request) grown by the shortest-path heuristic
+    (Takahashi & Matsuyama 1980): from the pages fetched so far, the target that the fewest non-target
+    pages reach is joined by its cheapest path, until every target is; a 0-1 breadth-first search keeps
+    each page's cost from the tree.  An upper bound on the fewest (the best precision is at least
+    targets / (targets + hubs)), exact when every target is one hub away from the tree (an index)."""
+    targets = targets & graph.keys()
+    position = {u: i for i, u in enumerate(graph)}
+    bfs = max((position[u] for u in targets), default=-1) + 1
+    hubs = [] if start in targets else [start]
+    cost: dict[str, int] = {start: 0}
+    parent: dict[str, str] = {}
+    tree = {start}
+
+    def spread(sources: list[str]) -> None:
+        queue = deque(sources)
+        while queue:
+            u = queue.popleft()
+            for v in graph.get(u, ()):
+                step = 0 if v in targets or v in tree else 1
+                if cost[u] + step < cost.get(v, FAR_COST):
+                    cost[v] = cost[u] + step
+                    parent[v] = u
+                    if step:
+                        queue.append(v)
+                    else:
+                        queue.appendleft(v)
+
+    spread([start])
+    while True:
+        open_targets = [t for t in targets if cost.get(t, FAR_COST) > 0]
+        if not open_targets:
+            break
+        best = min(open_targets, key=lambda t: (cost.get(t, FAR_COST), position[t]))
+        if cost.get(best, FAR_COST) >= FAR_COST:
+            break
+        joined = []
+        u = best
+        while cost[u] > 0:
+            if u not in targets:
+                hubs.append(u)
+            joined.append(u)
+            tree.add(u)
+            cost[u] = 0
+            u = parent[u]
+        spread(joined)
+    return Bound(len(targets), hubs, bfs)
 
 
 def _path_qs(url: str) -> str:
@@ -262,6 +360,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{harvest.explored} explored; false items {len(got - truth_pages)}; "
           f"last target at page {last} of {len(order)}")
     print("   fetched by class:", dict(sorted(harvest.pages_of.items(), key=lambda kv: -kv[1])))
+    best = bound(link_graph(site, start), start, truth_pages)
+    print(f"   bound by the site's links: {len(best.hubs)} non-target pages reach every target -> at best "
+          f"{best.requests} requests, precision {best.precision:.2f} (measured {len(found) / max(1, requests):.2f}, "
+          f"{requests - best.requests:+d} requests); breadth-first to full recall {best.bfs} requests "
+          f"(harvest / BFS: at best {best.requests / max(1, best.bfs):.2f}, measured "
+          f"{requests / max(1, best.bfs):.2f})")
+    print("   the hubs it needs (model class, truth class):",
+          dict(Counter((site.page(u)[1], site.label(u)) for u in best.hubs).most_common(8)))
 
     missed = sorted(truth_pages - got)
     for url in missed[: args.paths]:
@@ -301,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         decision = harvest.collections[key].decision if key in harvest.collections else "-"
         print(f"     {n:5d}  class {cls} from {key and (key[0], key[1][-70:])} {decision}{' probe' if explore else ''}")
     print(json.dumps({"recall": round(len(found) / max(1, len(truth_pages)), 3), "requests": requests,
-                      "targets": len(found), "truth": len(truth_pages)}))
+                      "targets": len(found), "truth": len(truth_pages), "bound_hubs": len(best.hubs),
+                      "bound_precision": round(best.precision, 2), "bfs": best.bfs}))
     return 0
 
 

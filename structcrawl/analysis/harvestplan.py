@@ -42,8 +42,8 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collection that does not lead to a target class itself is dead: its waiting
   URLs are dropped and no more are queued (author pages once the categories
   listed every book).
-* **Quiet hubs.**  Once ``QUIET_MIN`` pages in a row (and ``QUIET_SHARE`` of
-  the pages fetched) showed nothing new toward the targets, and as many of a
+* **Quiet hubs.**  Once ``DEAD_WINDOW`` pages in a row (and ``QUIET_SHARE`` of
+  the pages fetched) showed nothing new toward the targets, and ``QUIET_MIN`` of a
   hub class's own pages in a row (and ``QUIET_SHARE`` of its pages), the URLs
   of that class are parked; a page showing something new brings them back.
   Both: a class whose pages still pay goes on while others do not
@@ -57,6 +57,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   collections that never led to a target: a small harvest fetches fewer than
   ``QUIET_MIN`` pages of most hub classes.  A new URL of a hub class whose
   run is so telling is not "nearer the targets" any more (:meth:`Harvest._fruitless`).
+  Whatever the harvest's state, the URLs a collection holds of a class whose
+  ``QUIET_MIN`` pages fetched from that collection never paid wait (Javadoc's
+  FRAMES link on every class page, while the class pages pay).
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each); one that pays is followed to its end
@@ -119,7 +122,9 @@ YIELD_HOPS = 2
 DEAD_WINDOW = 10
 #: Pages in a row that show nothing new toward the targets, of the harvest and of a hub class, after
 #: which no more page of that class is fetched: QUIET_SHARE of the pages fetched (of the harvest, of
-#: the class), and at least QUIET_MIN.
+#: the class), and at least DEAD_WINDOW (the harvest) and QUIET_MIN (the class; and the pages of a class
+#: fetched from one collection, none of which paid).  The harvest's used to be QUIET_MIN too: 50 pages
+#: after the last target is most of a small harvest's waste (geos's 52 directories: 238 requests, 203 now).
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
@@ -251,6 +256,9 @@ class Harvest:
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
         self.quiet_of: Counter = Counter()  #: the same per class
         self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
+        #: (collection, the class its URLs were predicted) -> pages fetched, and those that paid as above
+        self.sent_of: Counter = Counter()
+        self.paid_by: Counter = Counter()
         self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
@@ -479,6 +487,10 @@ class Harvest:
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         self.paid_of[cls] += pays
+        if key is not None and not explore:
+            sent = (key, _bucket_class(self._bucket(key, requested or url)))
+            self.sent_of[sent] += 1
+            self.paid_by[sent] += pays
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
@@ -530,16 +542,30 @@ class Harvest:
 
     def quiet_hub(self, cls: int | None, key: Key | None = None) -> bool:
         """Have the last pages of the harvest and the last pages of hub class ``cls`` (QUIET_SHARE of the
-        pages fetched, of each; QUIET_MIN at least) shown no new target and no new URL nearer the
-        targets?  Then its pages are not worth fetching any more: the targets this harvest can find
+        pages fetched, of each; DEAD_WINDOW and QUIET_MIN at least) shown no new target and no new URL
+        nearer the targets?  Then its pages are not worth fetching any more: the targets this harvest can find
         are known, and this class shows no other.  (Its URLs wait, and come back if a page shows
         something new.)  For a URL of collection ``key`` that never led to a target, the class's own
         run may also be too long to be chance (:meth:`_class_run_is_telling`): a small harvest fetches
         fewer than QUIET_MIN pages of most hub classes (commons-math3's 76 package summaries: 190 hub
         pages after the last of them, none of its five hub classes 50 pages long).  Not for a collection
         that led to targets: its URLs' predicted class may be wrong (pango's index lists its flags pages,
-        targets, among the functions, all of one URL pattern)."""
-        if cls in self.targets or not self.hubs_quiet():
+        targets, among the functions, all of one URL pattern).
+
+        Whatever the harvest's state, the URLs a collection holds of a class predicted there whose
+        QUIET_MIN pages fetched from it never paid wait too (commons-math3: each class page's FRAMES link,
+        a frameset of its own, 923 of them fetched while the class pages went on showing class-use pages).
+        Not a collection the re-check opened: its window decides (:meth:`barren_window`); nor a target
+        page's: the listings it links are there for the few targets no other page shows."""
+        if cls in self.targets:
+            return False
+        if key is not None and key in self.collections and (self.collections[key].decision == RECHECK
+                                                            or self.collections[key].widened):
+            return False
+        if (key is not None and key[0] not in self.targets and self.sent_of[(key, cls)] >= QUIET_MIN
+                and not self.paid_by[(key, cls)]):
+            return True
+        if not self.hubs_quiet():
             return False
         if self.quiet_of[cls] >= max(QUIET_MIN, QUIET_SHARE * self.pages_of[cls]):
             return True
@@ -566,9 +592,9 @@ class Harvest:
         return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
     def hubs_quiet(self) -> bool:
-        """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
+        """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, DEAD_WINDOW at
         least) shown no new target and no new URL nearer the targets?"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+        return self.quiet >= max(DEAD_WINDOW, QUIET_SHARE * self.fetched)
 
     def waits(self, entry: Entry) -> bool:
         """Is ``entry``, handed out, a URL of a quiet hub class (:meth:`quiet_hub`, by the class it is
