@@ -160,17 +160,15 @@ def test_a_quiet_hub_class_is_parked_while_the_harvest_is_quiet():
     h.seed(H + "/")
     drain(h)
     h.page(H + "/", None, 0, {MENU: [H + f"/list/{i}" for i in range(1, QUIET_MIN + 2)]})
-    for i in range(1, DEAD_WINDOW + 1):  # DEAD_WINDOW listings in a row: a next page each, no new item
+    for i in range(1, QUIET_MIN + 1):  # QUIET_MIN listings in a row: a next page each, no new item
         url = h.pop().url
         assert url.startswith(H + "/list/")
         h.page(url, (0, MENU), 1, {PAGER: [H + f"/list/next-{i}"]})
-    # the harvest is quiet, and the listings' own run, of collections that never led to an item, too long
-    # to be chance; not the reviews, nor the items
-    assert h.hubs_quiet() and h.quiet_hub(1, (0, MENU)) and not h.quiet_hub(3) and not h.quiet_hub(2)
-    waiting = QUIET_MIN + 1 - DEAD_WINDOW + DEAD_WINDOW  # the menu's listings left, the next pages
-    assert drain(h) == [] and len(h.parked) == waiting  # the listings wait
+    assert h.quiet_hub(1) and not h.quiet_hub(3) and not h.quiet_hub(2)
+    assert drain(h) == [] and len(h.parked) == QUIET_MIN + 1  # the listings wait
     h.page(H + "/item/1", None, 2, {})  # a target: something new
-    assert not h.quiet_hub(1, (0, MENU)) and len(drain(h)) == waiting  # they come back
+    # they come back, but the menu's last listing: QUIET_MIN listings from the menu never paid
+    assert not h.quiet_hub(1) and h.quiet_hub(1, (0, MENU)) and len(drain(h)) == QUIET_MIN
 
 
 def test_a_url_lacking_one_of_a_class_words_is_not_voted_into_it():
@@ -366,13 +364,12 @@ def hubs_behind_targets(leads_to_targets: bool) -> tuple[Harvest, list[str]]:
 
 
 def test_a_small_harvest_stops_fetching_hub_classes_whose_own_run_is_telling():
-    """Once the harvest is quiet (DEAD_WINDOW pages, a tenth of the pages fetched, showed nothing new), a hub
-    class's URLs wait when its own run of such pages is too long to be chance, though shorter than
-    QUIET_MIN: a small harvest fetches fewer pages than that of most hub classes (commons-math3's 76
-    package summaries: 190 hub pages after the last).  Not the URLs of collections that led to targets:
-    their predicted class may be wrong."""
+    """Once the harvest is quiet (QUIET_MIN pages showed nothing new), a hub class's URLs wait when its own
+    run of such pages is too long to be chance, though shorter than QUIET_MIN: a small harvest fetches
+    fewer pages than that of most hub classes (commons-math3's 76 package summaries: 190 hub pages after
+    the last).  Not the URLs of collections that led to targets: their predicted class may be wrong."""
     h, fetched = hubs_behind_targets(leads_to_targets=False)
-    assert len(fetched) == 2 * DEAD_WINDOW and len(h.parked) == 80 - 2 * DEAD_WINDOW  # 10 lists, then 10 reviews
+    assert len(fetched) == QUIET_MIN and len(h.parked) == 80 - QUIET_MIN  # 40 lists, then 10 reviews
     h, fetched = hubs_behind_targets(leads_to_targets=True)
     assert len(fetched) == 80 and not h.parked
 
