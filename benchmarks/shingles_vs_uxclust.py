@@ -5,7 +5,8 @@
 
 Stores (kept in ``--stores`` and reused when already there):
 
-* ``demo.db``: the default demo site crawled to its end (``--stop exhaust``) over HTTP on 127.0.0.1;
+* ``demo.db``: the default demo site crawled to its end (``--stop exhaust``) over HTTP on 127.0.0.1
+  (``demo-N.db`` with ``--demo-pages N``: the issue's 30k full crawl is ``--demo-pages 30000``);
 * ``<corpus>.db``: every visible corpus unpacked under the corpora cache, crawled whole
   (``benchmarks/offline_cluster.py``'s crawl);
 * ``synthetic-<N>.db``: the N-page synthetic store of ``benchmarks/synthetic_store.py``.
@@ -93,15 +94,15 @@ def score(out: Path, truth, stubs=None) -> dict:
                 res_stubs=res_stubs)
 
 
-def demo_store(stores: Path) -> tuple[str, DemoSite]:
-    site = DemoSite()
-    path = stores / "demo.db"
+def demo_store(stores: Path, pages: int | None = None) -> tuple[str, DemoSite]:
+    site = DemoSite() if pages is None else DemoSite(pages=pages)
+    path = stores / ("demo.db" if pages is None else f"demo-{pages}.db")
     if not path.exists():
         part = path.with_suffix(".part")
         srv, base = server.start_in_thread(site)
         try:
             proc = structcrawl("crawl", base + "/", "--db", f"sqlite:///{part}", "--job", "demo", "--stop", "exhaust",
-                               "--fresh", "-L", "WARNING", "-o", str(stores / "demo.model.json"),
+                               "--fresh", "-L", "WARNING", "-o", str(path.with_suffix(".model.json")),
                                capture_output=True, text=True)
         finally:
             srv.shutdown()
@@ -243,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-pages", type=int, default=10_000, help="demo site whose crawl the synthetic store copies")
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--no-demo", action="store_true")
+    ap.add_argument("--demo-pages", type=int, help="pages of the demo site (default: the demo's default, ~3,000)")
     ap.add_argument("--seeds", type=int, help="in-memory shingles F* at hash seeds 0 … N-1 instead of the table")
     ap.add_argument("--many-sets", type=int, metavar="PAGES",
                     help="only time the in-memory clustering of PAGES pages of four variable templates")
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         stores.mkdir(parents=True, exist_ok=True)
         todo: list[tuple[str, str, object, object]] = []
         if not args.no_demo:
-            db, site = demo_store(stores)
+            db, site = demo_store(stores, args.demo_pages)
             todo.append(("demo", db, demo_truth(site), None))
         for corpus in args.corpus or [c for c in corpora.defaults() if corpora.html_pages(c)]:
             path = stores / f"{corpus}.db"
