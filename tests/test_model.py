@@ -479,3 +479,40 @@ def test_nested_cores_merge_only_when_the_skeletons_agree():
     assert Refiner().refine(m, f, update=5) == []
     m, f = model(frozenset(frame[:8] + prose[:2]))  # 8 / 12 alike
     assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
+
+
+def test_the_model_a_crawl_stops_with_is_refined():
+    """Refinement is spaced out for cost (``Explorer._refine_due``); a merge that became due
+    since the last one is made when the stop rule fires, not left in the model the crawl
+    ends with (erl_docgen's reference pages stayed in three classes at 5 pages a probe)."""
+    from structcrawl.core.explorer import Explorer
+
+    frame = [f"html/body/div{i}" for i in range(10)]
+    shared = {"nav", "exports", "summary", "see-also"}
+
+    def explorer(stops: bool) -> Explorer:
+        m = SiteModel()
+        m._add_to(m.new_class(), [Page(f"ref{i}", frozenset(shared | {"types"}), 5, frozenset(frame))
+                                  for i in range(12)])
+        m._add_to(m.new_class(), [Page(f"ch{i}", frozenset(shared | {"toc"}), 5, frozenset(frame[:8]))
+                                  for i in range(6)])
+        for k in range(3):
+            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
+                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
+        ex = Explorer("http://site.test/", stability=StabilityRule(window=1, epsilon=1.0 if stops else 0.0))
+        ex.model = m
+        ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
+        ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+        ex.order = [u for cls in m.classes.values() for u in cls.members]
+        ex.predicted = {u: None for u in ex.order}  # every prediction missed: the rule holds only at ε = 1
+        ex._checked = ({u: m.page_class[u] for u in ex.order[:-6]}, len(ex.order) - 6)
+        ex._refined_at = (frozenset(m.classes), len(m.pages))  # refined a moment ago: not due
+        return ex
+
+    going = explorer(stops=False)
+    going.check()
+    assert not going.stable and going.model.page_class["ref0"] != going.model.page_class["ch0"]
+    stopped = explorer(stops=True)
+    stopped.check()
+    assert stopped.stable and stopped.model.page_class["ref0"] == stopped.model.page_class["ch0"]
+    assert [(x.kept, x.merged) for x in stopped.merges] == [(0, 1)]

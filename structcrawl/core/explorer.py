@@ -204,8 +204,9 @@ class Explorer:
         first (``PathSpeller.settle``): when it changed, every modelled page and the frontier
         are spelled anew (``_respell``).  With ``recluster``, every
         modelled page is first clustered again (``structcrawl.core.recluster``) and the
-        frontier rebuilt on the new classes and spelling.  O(pages modelled) per check in
-        dict lookups; the re-clustering is O(pages × classes)."""
+        frontier rebuilt on the new classes and spelling.  When the stop rule fires, the
+        model is refined once more.  O(pages modelled) per check in dict lookups; the
+        re-clustering is O(pages × classes)."""
         spelled_before = PathSpeller(self.model.speller.kept, self.model.speller.wrappers)
         if self.model.speller.settle():
             self._respell(spelled_before)
@@ -224,6 +225,11 @@ class Explorer:
                 untried=self.frontier.untried(self._class_size, self._found_at_check))
             if self.stability.observe(check):
                 self.stable = True
+                # the model a crawl ends with is refined, however little it grew since the last
+                # refinement (``_refine_due`` spaces them for cost): a merge that became due since
+                # would otherwise be left undone (docs/design.md, item 15)
+                if self.refiner:
+                    self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
         self._checked = (dict(now), len(now))
         self._found_at_check = self.frontier.mark()
 
