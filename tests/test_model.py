@@ -516,3 +516,21 @@ def test_the_model_a_crawl_stops_with_is_refined():
     stopped.check()
     assert stopped.stable and stopped.model.page_class["ref0"] == stopped.model.page_class["ch0"]
     assert [(x.kept, x.merged) for x in stopped.merges] == [(0, 1)]
+
+
+def test_a_template_with_many_optional_sections_nests_by_its_share():
+    """Nested cores allow one optional section each way, or a quarter of the smaller core's
+    sections beyond the chrome where it has many (rustdoc's module pages: one section per
+    item kind, a module with constants and re-exports but no structs nests in the modules
+    with structs); a small core lacking two of five sections is another type (Doxygen's
+    namespace pages against the class pages)."""
+    from structcrawl.core.refine import nested
+
+    chrome = {"nav", "search"}
+    with_structs = frozenset(chrome | {f"kind{i}" for i in range(7)} | {"structs", "see-also"})
+    without = frozenset(chrome | {f"kind{i}" for i in range(6)} | {"constants", "reexports"})
+    assert nested(with_structs, without, chrome)  # lacks 2 of 8: within a quarter
+    classes = frozenset(chrome | {"members", "inherits", "source", "files", "related", "protected"})
+    namespace = frozenset(chrome | {"members", "source", "n1", "n2", "n3"})
+    assert not nested(classes, namespace, chrome)  # lacks 3 of 5
+    assert not nested(classes, frozenset(chrome | {"members", "source", "n1", "n2"}), chrome)  # 2 of 4

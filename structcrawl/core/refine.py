@@ -58,8 +58,11 @@ from structcrawl.core.unionfind import UnionFind, jaccard
 
 #: Shared core sections, chrome aside, that make one class's sections a part of the other's.
 NESTED_EVIDENCE = 2
-#: Core sections of the smaller class the larger may lack: one optional section each way.
+#: Core sections of the smaller class the larger may lack: one optional section each way …
 NESTED_SLACK = 1
+#: … or this share of the smaller class's core sections beyond the chrome, where a template has
+#: many optional ones (rustdoc's module pages: one section per item kind; docs/design.md, item 16).
+NESTED_SLACK_SHARE = 0.25
 #: Fingerprints at least this alike (Jaccard) for nested cores to merge: one template's skeleton
 #: (docs/design.md, item 14).
 NESTED_SIMILARITY = 0.4
@@ -67,15 +70,18 @@ NESTED_SIMILARITY = 0.4
 
 def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
     """The smaller class's core sections, chrome aside, are the other's but for
-    ``NESTED_SLACK``, and they share ``NESTED_EVIDENCE`` of them: one template whose
-    optional sections split it (Haddock modules with or without instances; erl_docgen
-    reference pages with or without a data-types section, which also show one of
-    their own), not two types (a stub page whose only links are the chrome shares no
-    section with any class and is not taken).  Across the five corpora, pairs of
-    classes of two types lacked two or three of each other's core sections."""
+    ``NESTED_SLACK`` (or ``NESTED_SLACK_SHARE`` of them, when that is more), and they
+    share ``NESTED_EVIDENCE`` of them: one template whose optional sections split it
+    (Haddock modules with or without instances; erl_docgen reference pages with or
+    without a data-types section, which also show one of their own; rustdoc modules
+    with or without structs, traits, functions …), not two types (a stub page whose
+    only links are the chrome shares no section with any class and is not taken).
+    Across the five corpora, pairs of classes of two types lacked two or three of
+    each other's core sections."""
     a, b = a - chrome, b - chrome
     small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return len(small - large) <= NESTED_SLACK and len(small & large) >= NESTED_EVIDENCE
+    slack = max(NESTED_SLACK, int(NESTED_SLACK_SHARE * len(small)))
+    return len(small - large) <= slack and len(small & large) >= NESTED_EVIDENCE
 
 
 @dataclass(frozen=True)
