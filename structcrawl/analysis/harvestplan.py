@@ -285,6 +285,8 @@ class Harvest:
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
+        #: URL -> (collection, page) of the sightings made while it was queued already, in order
+        self.linked_by: dict[str, list[tuple[Key, str]]] = {}
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
         self.fetched = 0
         self.explored = 0  #: pages fetched to explore a collection
@@ -522,6 +524,8 @@ class Harvest:
                     continue
                 self.sighted.add((u, ckey))
                 self.sightings[u] += 1
+                if u in self.queued and u not in self.done:
+                    self.linked_by.setdefault(u, []).append((ckey, url))
                 new.append((u, (cls, name)))  # stored under its list's name: a resumed plan is fed it
                 if container is not None:
                     self.list_of.setdefault(u, (cls, path, container))
@@ -857,6 +861,11 @@ class Harvest:
                 self.collections[origin[0]].stalled.append((entry, origin[1]))
             else:
                 self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+            # or one that linked it already, while it waited here: a followed collection that wants it
+            for key, referer in self.linked_by.get(entry.url, ()):
+                if key != entry.key and self.collections[key].decision == FOLLOW and self._wanted(key, entry.url):
+                    self._push(entry.url, key, referer)
+                    break
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
