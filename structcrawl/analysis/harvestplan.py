@@ -795,6 +795,8 @@ class Harvest:
                 continue
             lkey = self.list_of.get(entry.url)
             if lkey is not None and lkey[:2] == entry.key:
+                if bucket != SEEDS and self._list_probe(entry) and self.quiet_hub(_bucket_class(bucket), entry.key):
+                    self.probes_out += 1  # a quiet class's page, for its list: from the exploration budget
                 self.list_out[lkey] += 1
             return entry
         return None
@@ -802,17 +804,24 @@ class Harvest:
     def _waits(self, bucket: Bucket, entry: Entry) -> bool:
         """Is ``entry`` (in ``bucket``) of an idle list (:meth:`_list_idle`), or of a quiet hub class
         (:meth:`quiet_hub`) -- unless no other collection links it and it is of a list none of whose URLs
-        was handed out yet?  A list is judged on its own pages: one never tried may lead where the pages of
+        was handed out yet, within the exploration budget (:meth:`_list_probe`)?  A list is judged on its own pages: one never tried may lead where the pages of
         its class fetched from other lists did not (erlang's home page lists the general documents in a
         list of its own, and only one of those chapters links the general users' guide, a front page;
-        parked with the quiet chapters, 81 of 84 front pages, one probe per list 82).  Not a URL other
-        collections link too: javadoc's navigation bars, one probe each, cost 18 requests more."""
+        parked with the quiet chapters, 81 of 84 front pages, one probe per list 82.  (Not a URL other
+        collections link too: javadoc's navigation bars, one probe each, cost 18 requests more; and not
+        beyond the budget: haddock's module pages hold one list per instance table, 30 probes more.)"""
         if self._list_idle(bucket, entry):
             return True
         if not self.quiet_hub(_bucket_class(bucket), entry.key):
             return False
+        return not self._list_probe(entry)
+
+    def _list_probe(self, entry: Entry) -> bool:
+        """Is ``entry`` the first URL handed out of its list, which no other collection links, while the
+        exploration budget allows one more page?"""
         lkey = self.list_of.get(entry.url)
-        return lkey is None or lkey[:2] != entry.key or self.list_out[lkey] > 0 or self.sightings[entry.url] > 1
+        return (lkey is not None and lkey[:2] == entry.key and not self.list_out[lkey]
+                and self.sightings[entry.url] <= 1 and self.explore_budget() > 0)
 
     def _moved(self, bucket: Bucket, entry: Entry) -> bool:
         """Has ``entry``'s list, fetched since it was queued, told its class (:meth:`_list_class`), another
