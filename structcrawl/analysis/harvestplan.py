@@ -804,12 +804,14 @@ class Harvest:
     def _waits(self, bucket: Bucket, entry: Entry) -> bool:
         """Is ``entry`` (in ``bucket``) of an idle list (:meth:`_list_idle`), or of a quiet hub class
         (:meth:`quiet_hub`) -- unless no other collection links it and it is of a list none of whose URLs
-        was handed out yet, within the exploration budget (:meth:`_list_probe`)?  A list is judged on its own pages: one never tried may lead where the pages of
-        its class fetched from other lists did not (erlang's home page lists the general documents in a
-        list of its own, and only one of those chapters links the general users' guide, a front page;
-        parked with the quiet chapters, 81 of 84 front pages, one probe per list 82.  (Not a URL other
-        collections link too: javadoc's navigation bars, one probe each, cost 18 requests more; and not
-        beyond the budget: haddock's module pages hold one list per instance table, 30 probes more.)"""
+        was handed out yet, within the exploration budget (:meth:`_list_probe`)?  A list is judged on its
+        own pages: one never tried may lead where the pages of its class fetched from other lists did not
+        (erlang's home page lists the general documents in a list of its own, and only one of those
+        chapters links the general users' guide, a front page; parked with the quiet chapters, 81 of 84
+        front pages, with one probe per list 82).  Not a URL other collections link too (javadoc's
+        navigation bars, one probe each: 18 requests more), and not beyond the budget (haddock's module
+        pages hold one list per instance table: 30 probes more for ghc's manual pages).
+        """
         if self._list_idle(bucket, entry):
             return True
         if not self.quiet_hub(_bucket_class(bucket), entry.key):
