@@ -72,6 +72,14 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
+* **Lists.**  A spelled collection may hold several lists on a page (an index's one table per kind of
+  symbol under one tag path): :func:`harvest_collections` names each (``core.features.list_containers``).
+  Once LIST_EVIDENCE pages of a list were fetched, none a target or all of them, their class predicts its
+  other URLs (moved to that class's bucket when they come up); a list none of whose pages was a target
+  waits once its pages stopped paying (LIST_EVIDENCE pages, or a run too long to be chance), while the
+  lists beside it go on; a list never tried gets one page, within the exploration budget, though its
+  class is quiet.  A collection whose LIST_EVIDENCE links or more (the model's and the outcomes) led to no
+  target does not have its URLs predicted targets by the model's URL patterns.
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
