@@ -251,7 +251,9 @@ class PageOutcome:
 
     kind: str  #: "target", "hub" (a followed class nearer than FAR), "other" (a class the plan avoids), "none"
     useful: bool
-    new: list[tuple[str, Key]]  #: (url, key) sightings not recorded before (for the store)
+    #: (url, key) sightings not recorded before (for the store), the key's path the name the page was fed
+    #: (with its list: :func:`harvest_collections`)
+    new: list[tuple[str, Key]]
     target: int | None = None  #: the target class of a target page (its URL's, when its structure's is a mixture)
 
 
