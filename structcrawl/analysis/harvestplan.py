@@ -146,7 +146,9 @@ WORD_SAMPLES = 2
 #: Pages fetched from one list of a collection (the links of one container on a page, see
 #: ``core.features.list_containers``) from which their classes predict the list's other URLs, when none
 #: of them or all of them were targets: gi-docgen's index lists every symbol under one spelled path and
-#: one URL pattern, one table per kind.
+#: one URL pattern, one table per kind.  Replayed (docs/benchmarks.md, eighth pass): 2 lost qtbase
+#: obsolete-members pages (0.983 -> 0.942); 5 cost more (pango enums 218 -> 249, commons-math3 classes
+#: 1,228 -> 1,280).
 LIST_EVIDENCE = 3
 #: Distance of a class from which no target is reachable.
 FAR = math.inf
