@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
 from structcrawl.analysis.classify import Classifier  # noqa: E402
-from structcrawl.analysis.harvestplan import Entry, Harvest  # noqa: E402
+from structcrawl.analysis.harvestplan import Entry, Harvest, harvest_collections  # noqa: E402
 from structcrawl.core.explorer import Scope  # noqa: E402
 from structcrawl.core.features import extract  # noqa: E402
 from structcrawl.core.traps import TrapDetector  # noqa: E402
@@ -309,7 +309,9 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
                 fetched[final] = entry
                 features, cls, collections = got
                 traps.observe(features)
-                harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
+                harvest.page(final, entry.key, cls,
+                             harvest_collections(features, collections, site.model.site_model.speller.spell),
+                             entry.explore, entry.url)
             top_up()
             fill()
         if not inflight and harvest.recheck():

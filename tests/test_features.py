@@ -1,6 +1,6 @@
 """Page features on hand-written HTML: exact XPaths, collection paths, URLs, encodings."""
 
-from structcrawl.core.features import extract, parse_html
+from structcrawl.core.features import extract, list_containers, parse_html
 from structcrawl.core.urls import normalize_url
 
 PAGE = b"""<!DOCTYPE html>
@@ -164,3 +164,15 @@ def test_a_tag_name_holding_a_dot_does_not_read_as_a_class():
     step = link.path.split("/")[2]
     assert "." not in step, link.path
     assert link.xpath.split("/")[3].split("[")[0] == step
+
+
+def test_the_lists_of_a_collection_are_its_repeated_elements_containers():
+    """Rows repeat (``tr``), not the cells of a row nor the sections that hold one table each: a table of
+    two link columns is one list, two tables are two."""
+    two_columns = ["/html/body/table/tr[1]/td[1]/a", "/html/body/table/tr[1]/td[2]/a",
+                   "/html/body/table/tr[2]/td[1]/a", "/html/body/table/tr[3]/td[2]/a"]
+    assert set(list_containers(two_columns)) == {"/html/body/table"}
+    two_tables = ["/html/body/section[1]/table/tr[1]/td/a", "/html/body/section[1]/table/tr[2]/td/a",
+                  "/html/body/section[1]/table/tr[3]/td/a", "/html/body/section[2]/table/tr[1]/td/a"]
+    assert list_containers(two_tables) == ["/html/body/section[1]/table"] * 3 + ["/html/body/section[2]/table"]
+    assert len(set(list_containers(["/html/body/p/a"]))) == 1

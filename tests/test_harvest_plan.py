@@ -8,13 +8,17 @@ from structcrawl.analysis.harvestplan import (
     BARREN_TARGETS,
     DEAD_WINDOW,
     FAR,
+    LIST_EVIDENCE,
+    LIST_MARK,
     PROBE_PAGES,
     QUIET_MIN,
     RECHECK_PAGES,
     Entry,
     Harvest,
     class_distances,
+    harvest_collections,
 )
+from structcrawl.core.features import extract
 
 H = "http://shop.test"
 MENU, PAGER, ITEMS, REVIEWS, BACK, ODD = "nav/a", "div.pager/a", "ul.items/li/a", "ul.reviews/li/a", "p.about/a", "x/a"
@@ -429,3 +433,53 @@ def test_a_collections_urls_of_a_class_that_never_paid_wait_while_the_harvest_go
     assert h.quiet_hub(1, (1, frames)) and not h.quiet_hub(1, (0, MENU))
     h.page(H + "/list/98", (0, MENU), 1, {frames: [H + "/list/98?frame"], PAGER: [H + "/list/99"]})
     assert drain(h) == [H + "/list/99"] and [e.url for e in h.parked] == [H + "/list/98?frame"]
+
+
+SYMBOL = "html/body/section/table/tr/td/a.symbol"
+
+
+def symbol_index(funcs: list[str], structs: list[str]) -> str:
+    """gi-docgen's index, cut down: one table per kind of symbol, every link under one tag path."""
+    def table(urls: list[str]) -> str:
+        rows = "".join(f'<tr><td><a class="symbol" href="{u}">x</a></td><td>doc</td></tr>' for u in urls)
+        return f"<section><table>{rows}</table></section>"
+    return f"<html><body>{table(funcs)}{table(structs)}</body></html>"
+
+
+def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the_other():
+    """An index lists functions and structs (the targets) in two tables under one spelled path, all of one URL
+    pattern: nothing tells them apart before they are fetched.  Once LIST_EVIDENCE pages of the first table
+    were functions that showed nothing new, its other URLs wait, and the structs' table is harvested."""
+    doc = {
+        "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+\.html$"} for c, n in ((0, 1), (2, 10), (4, 30))],
+        "class_links": [{"source": s, "path": SYMBOL, "target": t, "count": n} for s, t, n in ((0, 2, 10), (0, 4, 30))]
+        + [{"source": 4, "path": "p/a", "target": 2, "count": 5}],
+    }
+    funcs = [f"{H}/func.f{i}.html" for i in range(20)]
+    structs = [f"{H}/struct.s{i}.html" for i in range(10)]
+    features = extract(symbol_index(funcs, structs).encode(), H + "/index.html", "text/html")
+    collections = harvest_collections(features, features.collections, lambda path: path)
+    assert sorted(collections.values()) == [funcs, structs]  # two lists: one name each
+
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    stored: dict[str, list[str]] = {}  # the sightings as the store keeps them (and a shared harvest's stream)
+    for url, (_cls, name) in h.page(H + "/index.html", None, 0, collections).new:
+        stored.setdefault(name, []).append(url)
+    first = [h.pop() for _ in range(LIST_EVIDENCE)]
+    assert [e.url for e in first] == funcs[:LIST_EVIDENCE]  # predicted structs, as every symbol is
+    for entry in first:
+        h.page(entry.url, entry.key, 4, {})  # a function page: nothing new toward the structs
+    assert drain(h) == structs
+    assert sorted(e.url for e in h.parked) == sorted(funcs[LIST_EVIDENCE:])
+
+    # a resumed plan, fed the stored sightings, knows the same two lists and decides the same
+    assert len(stored) == 2 and all(LIST_MARK in name for name in stored)
+    again = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    again.seed(H + "/index.html")
+    drain(again)
+    again.page(H + "/index.html", None, 0, stored)
+    for entry in [again.pop() for _ in range(LIST_EVIDENCE)]:
+        again.page(entry.url, entry.key, 4, {})
+    assert drain(again) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE

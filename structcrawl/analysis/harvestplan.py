@@ -72,6 +72,14 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   the re-check finds it.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
+* **Lists.**  A spelled collection may hold several lists on a page (an index's one table per kind of
+  symbol under one tag path): :func:`harvest_collections` names each (``core.features.list_containers``).
+  Once LIST_EVIDENCE pages of a list were fetched, none a target or all of them, their class predicts its
+  other URLs (moved to that class's bucket when they come up); a list none of whose pages was a target
+  waits once its pages stopped paying (LIST_EVIDENCE pages, or a run too long to be chance), while the
+  lists beside it go on; a list never tried gets one page, within the exploration budget, though its
+  class is quiet.  A collection whose LIST_EVIDENCE links or more (the model's and the outcomes) led to no
+  target does not have its URLs predicted targets by the model's URL patterns.
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -90,12 +98,13 @@ from __future__ import annotations
 import math
 import zlib
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from structcrawl.analysis.urlpattern import compile_pattern
 from structcrawl.analysis.urlwords import shared_url_words, url_words
+from structcrawl.core.features import PageFeatures, list_containers
 from structcrawl.core.traps import url_shape
 
 #: URLs of a collection nobody has followed yet that are fetched to learn where it leads
@@ -134,16 +143,56 @@ DEAD_RISK = 0.01
 LISTING_LINKS = 2.0
 #: Sample URLs a class needs for the words they share to predict its URLs.
 WORD_SAMPLES = 2
+#: Pages fetched from one list of a collection (the links of one container on a page, see
+#: ``core.features.list_containers``) from which their classes predict the list's other URLs, when none
+#: of them or all of them were targets: gi-docgen's index lists every symbol under one spelled path and
+#: one URL pattern, one table per kind.  Replayed (docs/benchmarks.md, eighth pass): 2 lost qtbase
+#: obsolete-members pages (0.983 -> 0.942); 5 cost more (pango enums 218 -> 249, commons-math3 classes
+#: 1,228 -> 1,280).
+LIST_EVIDENCE = 3
 #: Distance of a class from which no target is reachable.
 FAR = math.inf
+#: Between a collection's spelled path and the container of one of its lists in the names of
+#: :func:`harvest_collections` (no spelled path holds a tab: class tokens are split at whitespace).
+LIST_MARK = "\t"
 
 Key = tuple[int | None, str]  #: (class of the page holding the links, spelled collection path)
+ListKey = tuple[int | None, str, str]  #: a collection's key and the container of one of its lists
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
 RECHECK = "recheck"  #: a skipped collection probed again once the plan ran dry
 SEEDS = "seeds"  #: the bucket of start URLs
 LISTINGS = "listings"  #: (LISTINGS, class): the bucket of a class's URLs linked from target pages
 Bucket = int | None | str | tuple[str, int | None]
+
+
+def harvest_collections(features: PageFeatures, spelled: Mapping[str, Sequence[str]],
+                        spell: Callable[[str], str]) -> dict[str, list[str]]:
+    """The collections of a page as the harvest is fed them: ``spelled`` (spelled path -> URLs, in scope),
+    each collection that holds several lists on this page split into one name per list,
+    ``path<LIST_MARK>container`` (``core.features.list_containers``; a URL belongs to the list of its
+    first link under that path).  The names are what the store and a shared harvest's stream keep of the
+    sightings, so a resumed or shared plan is fed the same lists."""
+    first: dict[str, dict[str, str]] = {}
+    for link in features.links:
+        urls = first.setdefault(spell(link.path), {})
+        urls.setdefault(link.url, link.xpath)
+    out: dict[str, list[str]] = {}
+    for path, urls in spelled.items():
+        xpaths = first.get(path, {})
+        containers = list_containers([xpaths.get(u, "") for u in urls])
+        if len(set(containers)) < 2:
+            out[path] = list(urls)
+            continue
+        for u, container in zip(urls, containers):
+            out.setdefault(f"{path}{LIST_MARK}{container}", []).append(u)
+    return out
+
+
+def _split_name(name: str) -> tuple[str, str | None]:
+    """(spelled path, container of its list or None) of a collection name of :func:`harvest_collections`."""
+    path, mark, container = name.partition(LIST_MARK)
+    return path, (container if mark else None)
 
 
 def class_distances(edges: Iterable[tuple[int, int]], targets: Iterable[int]) -> dict[int, float]:
@@ -204,7 +253,9 @@ class PageOutcome:
 
     kind: str  #: "target", "hub" (a followed class nearer than FAR), "other" (a class the plan avoids), "none"
     useful: bool
-    new: list[tuple[str, Key]]  #: (url, key) sightings not recorded before (for the store)
+    #: (url, key) sightings not recorded before (for the store), the key's path the name the page was fed
+    #: (with its list: :func:`harvest_collections`)
+    new: list[tuple[str, Key]]
     target: int | None = None  #: the target class of a target page (its URL's, when its structure's is a mixture)
 
 
@@ -246,6 +297,8 @@ class Harvest:
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
+        #: URL -> (collection, page) of the sightings made while it was queued already, in order
+        self.linked_by: dict[str, list[tuple[Key, str]]] = {}
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
         self.fetched = 0
         self.explored = 0  #: pages fetched to explore a collection
@@ -268,6 +321,12 @@ class Harvest:
         #: URL -> (collection the re-check opened, links from one of its pages) of the URLs queued by the
         #: pages of such a collection, within YIELD_HOPS
         self.lineage: dict[str, tuple[Key, int]] = {}
+        #: URL -> the list it was first sighted in, for a collection that holds several lists on a page
+        self.list_of: dict[str, ListKey] = {}
+        self.list_outcomes: dict[ListKey, Counter] = {}  #: list -> class of its pages fetched (a target's)
+        self.list_paid: Counter = Counter()  #: list -> its pages that showed a new target or a new URL nearer
+        self.list_run: Counter = Counter()  #: list -> its last pages in a row that did not
+        self.list_out: Counter = Counter()  #: list -> its URLs handed out
 
     # -- the plan ----------------------------------------------------------------
     def hubs(self) -> set[int]:
@@ -284,12 +343,16 @@ class Harvest:
         the collection's most frequent class.  (A target's broad pattern preferred over a specific hub
         pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
         summaries.)"""
+        told, cls = self._list_class(key, url)
+        if told:
+            return cls
         path = _site_path(url)
         best = self._pattern_class(path, self.patterns)
-        if best in self.targets:
-            return best
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
             else self.links.get(key, Counter())
+        if best in self.targets and not (sum(counts.values()) >= LIST_EVIDENCE
+                                         and not any(c in self.targets for c in counts)):
+            return best
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
             # the path names the script that answers, so the page type; a query only fills it (Javadoc's
@@ -306,6 +369,22 @@ class Harvest:
 
             return max(classes, key=rank)
         return classes[0] if classes else None
+
+    def _list_class(self, key: Key, url: str) -> tuple[bool, int | None]:
+        """(True, the class) when the URL's list in collection ``key`` tells its class: LIST_EVIDENCE of its
+        pages fetched, none a target or all of them, the most frequent class (a list of one kind of page
+        under a spelled path that lists several: gi-docgen's index lists classes, structs, enums and
+        functions in one table each, all of one URL pattern, which made every symbol a predicted struct);
+        (False, None) while it has too little evidence, or its pages are targets and others."""
+        lkey = self.list_of.get(url)
+        seen = self.list_outcomes.get(lkey) if lkey is not None and lkey[:2] == key else None
+        if not seen:
+            return False, None
+        pages = sum(seen.values())
+        hits = sum(n for c, n in seen.items() if c in self.targets)
+        if pages < LIST_EVIDENCE or 0 < hits < pages:
+            return False, None
+        return True, max(seen, key=lambda c: (seen[c], c is not None, -(c or 0)))
 
     def _word_score(self, cls: int, words: set[str]) -> int:
         """How well a URL's ``words`` fit class ``cls``: the number of its sample URLs' shared words when
@@ -443,8 +522,14 @@ class Harvest:
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
         origin = self._origin(url, key, requested)
         self.pages_of[cls] += 1
+        lkey = self.list_of.get(requested or url)
+        if key is None or lkey is None or lkey[:2] != key:
+            lkey = None
+        else:
+            self.list_outcomes.setdefault(lkey, Counter())[cls if target is None else target] += 1
         new: list[tuple[str, Key]] = []
-        for path, urls in collections.items():
+        for name, urls in collections.items():
+            path, container = _split_name(name)
             ckey: Key = (cls, path)
             col = self._collection(ckey)
             for u in urls:
@@ -452,7 +537,11 @@ class Harvest:
                     continue
                 self.sighted.add((u, ckey))
                 self.sightings[u] += 1
-                new.append((u, ckey))
+                if u in self.queued and u not in self.done:
+                    self.linked_by.setdefault(u, []).append((ckey, url))
+                new.append((u, (cls, name)))  # stored under its list's name: a resumed plan is fed it
+                if container is not None:
+                    self.list_of.setdefault(u, (cls, path, container))
                 if u in self.queued:
                     continue
                 # once per URL: matching every class's URL pattern and words is most of this loop's cost
@@ -484,6 +573,9 @@ class Harvest:
             opened.yielded += 1
             if opened.barren:  # a target came after all, from a page handed out before it closed
                 self._reopen(origin[0], opened)
+        if lkey is not None:
+            self.list_paid[lkey] += pays
+            self.list_run[lkey] = 0 if pays else self.list_run[lkey] + 1
         self.quiet = 0 if pays else self.quiet + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         self.paid_of[cls] += pays
@@ -604,7 +696,7 @@ class Harvest:
         before their collection was found dead, where the re-check did not find them.)"""
         if entry.key is None or entry.explore:  # a start URL, a probe: never parked
             return False
-        return self.quiet_hub(_bucket_class(self._bucket(entry.key, entry.url)), entry.key)
+        return self._waits(self._bucket(entry.key, entry.url), entry)
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
@@ -705,14 +797,84 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket != SEEDS and self.quiet_hub(_bucket_class(bucket), entry.key):
+            if bucket != SEEDS and not entry.explore and self._moved(bucket, entry):
+                continue
+            if bucket != SEEDS and self._waits(bucket, entry):
                 self.parked.append(entry)
                 continue
             if self.skipped(entry):
                 self.hold(entry)
                 continue
+            lkey = self.list_of.get(entry.url)
+            if lkey is not None and lkey[:2] == entry.key:
+                if bucket != SEEDS and self._list_probe(entry) and self.quiet_hub(_bucket_class(bucket), entry.key):
+                    self.probes_out += 1  # a quiet class's page, for its list: from the exploration budget
+                self.list_out[lkey] += 1
             return entry
         return None
+
+    def _waits(self, bucket: Bucket, entry: Entry) -> bool:
+        """Is ``entry`` (in ``bucket``) of an idle list (:meth:`_list_idle`), or of a quiet hub class
+        (:meth:`quiet_hub`) -- unless no other collection links it and it is of a list none of whose URLs
+        was handed out yet, within the exploration budget (:meth:`_list_probe`)?  A list is judged on its
+        own pages: one never tried may lead where the pages of its class fetched from other lists did not
+        (erlang's home page lists the general documents in a list of its own, and only one of those
+        chapters links the general users' guide, a front page; parked with the quiet chapters, 81 of 84
+        front pages, with one probe per list 82).  Not a URL other collections link too (javadoc's
+        navigation bars, one probe each: 18 requests more), and not beyond the budget (haddock's module
+        pages hold one list per instance table: 30 probes more for ghc's manual pages).
+        """
+        if self._list_idle(bucket, entry):
+            return True
+        if not self.quiet_hub(_bucket_class(bucket), entry.key):
+            return False
+        return not self._list_probe(entry)
+
+    def _list_probe(self, entry: Entry) -> bool:
+        """Is ``entry`` the first URL handed out of its list, which no other collection links, while the
+        exploration budget allows one more page?"""
+        lkey = self.list_of.get(entry.url)
+        return (lkey is not None and lkey[:2] == entry.key and not self.list_out[lkey]
+                and self.sightings[entry.url] <= 1 and self.explore_budget() > 0)
+
+    def _moved(self, bucket: Bucket, entry: Entry) -> bool:
+        """Has ``entry``'s list, fetched since it was queued, told its class (:meth:`_list_class`), another
+        than its bucket's?  Then it waits in that class's bucket, or, of a class its followed collection
+        does not lead to, among the URLs that collection holds (gi-docgen's index: the functions' table
+        once three of its pages were functions, not the structs harvested)."""
+        told, cls = self._list_class(entry.key, entry.url)
+        if not told:
+            return False
+        better = self._bucket(entry.key, entry.url, cls)
+        if better == bucket:
+            return False
+        col = self.collections[entry.key]
+        if col.decision == FOLLOW and not self._wanted(entry.key, entry.url, cls):
+            self.queued.discard(entry.url)
+            col.held.append((entry.url, entry.referer or ""))
+        else:
+            self.buckets.setdefault(better, deque()).append(entry)
+        return True
+
+    def _list_idle(self, bucket: Bucket, entry: Entry) -> bool:
+        """Is ``entry``, not predicted a target, of a list none of whose pages was a target, and whose
+        pages stopped showing a new target or a new URL nearer the targets: LIST_EVIDENCE pages of which
+        none did, or a run of such pages too long to be chance, as the dead rule judges a collection's
+        (:meth:`_run_is_telling`)?  Its other URLs wait, as a quiet hub's, while the lists beside it in its
+        collection go on (gi-docgen's index: the functions' table, one of whose first 50 pages showed a
+        new URL, while the structs' table is harvested).  Not in a collection the re-check opened, whose
+        own window decides."""
+        lkey = self.list_of.get(entry.url)
+        if _bucket_class(bucket) in self.targets or lkey is None or lkey[:2] != entry.key:
+            return False
+        col = self.collections[entry.key]
+        seen = self.list_outcomes.get(lkey)
+        if col.decision == RECHECK or col.widened or not seen or any(c in self.targets for c in seen):
+            return False
+        pages, paid, run = sum(seen.values()), self.list_paid[lkey], self.list_run[lkey]
+        if not paid:
+            return pages >= LIST_EVIDENCE
+        return run >= DEAD_WINDOW and (1 - paid / (pages - run)) ** run < DEAD_RISK
 
     def skipped(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
@@ -740,6 +902,13 @@ class Harvest:
                 self.collections[origin[0]].stalled.append((entry, origin[1]))
             else:
                 self.collections[entry.key].held.append((entry.url, entry.referer or ""))
+            # or one that linked it already, while it waited here: a followed collection that wants it, and
+            # whose pages so far were useful
+            for key, referer in self.linked_by.get(entry.url, ()):
+                col = self.collections[key]
+                if key != entry.key and col.decision == FOLLOW and col.useful and self._wanted(key, entry.url):
+                    self._push(entry.url, key, referer)
+                    break
 
     def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -54,6 +55,8 @@ _CONTENT_ID = re.compile(r"[^\w\-]")
 # would add a step
 _STEP_SEPARATOR = re.compile(r"/")
 _LINK_TAGS = ("a", "area")
+# One step of an exact XPath (``getpath``'s form): tag, position if it has siblings of its tag.
+_XPATH_STEPS = re.compile(r"/([^/\[]+)(?:\[(\d+)\])?")
 # Tags that are XPath name tests.  libxml2 keeps any tag name it meets
 # (``<fb:like>``, ``<d+iv>``); ``getpath`` would then give an XPath that does not
 # evaluate, so such elements are renamed (bad characters -> ``_``) before paths are taken.
@@ -126,6 +129,27 @@ class PageFeatures:
         for link in self.links:
             first.setdefault(link.url, link)
         return first
+
+
+def list_containers(xpaths: Sequence[str]) -> list[str]:
+    """The list each of one page's links of one collection belongs to, named by its container's exact
+    XPath.  A spelled collection may hold several lists: an index page's one table per kind of symbol
+    under one tag path (gi-docgen: ``section[k]/div/div/table/tbody/tr[i]/td[1]/a``).  The repeated
+    element is the step whose position takes the most values among the links (of as many steps; the
+    deepest on a tie): ``tr[i]`` there, not ``td[j]`` of a table of several columns, nor the ``section[k]``
+    that tells the tables apart.  Its parent's XPath, positions kept, is the list (``…/section[k]/div/div/
+    table/tbody``); one link, or links that differ in no position, make one list."""
+    parsed = [_XPATH_STEPS.findall(x) for x in xpaths]
+    repeated: dict[int, int] = {}  # steps -> index of the repeated step
+    for n in {len(steps) for steps in parsed}:
+        values: list[set[str]] = [set() for _ in range(n)]
+        for steps in parsed:
+            if len(steps) == n:
+                for i, (_tag, pos) in enumerate(steps):
+                    values[i].add(pos)
+        repeated[n] = max(range(n), key=lambda i: (len(values[i]), i)) if n else 0
+    return ["".join(f"/{tag}[{pos}]" if pos else f"/{tag}" for tag, pos in steps[:repeated[len(steps)]])
+            for steps in parsed]
 
 
 @lru_cache(maxsize=1 << 14)

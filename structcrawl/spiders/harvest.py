@@ -39,7 +39,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 
 from structcrawl.analysis.classify import Classifier
-from structcrawl.analysis.harvestplan import Entry, Harvest
+from structcrawl.analysis.harvestplan import Entry, Harvest, harvest_collections
 from structcrawl.core.explorer import Scope
 from structcrawl.core.features import extract
 from structcrawl.core.traps import TrapDetector
@@ -278,8 +278,10 @@ class HarvestSpider(scrapy.Spider):
         if trap is not None:
             logger.warning("Spider trap (%s): URLs found only on its pages are not fetched", trap)
             self.crawler.stats.inc_value("harvest/traps")
-        spelled = self.config.model.site_model.speller.collections(features.collections)
-        collections = {path: [u for u in urls if self.scope(u)] for path, urls in spelled.items()}
+        speller = self.config.model.site_model.speller
+        spelled = {path: [u for u in urls if self.scope(u)]
+                   for path, urls in speller.collections(features.collections).items()}
+        collections = harvest_collections(features, spelled, speller.spell)
         quiet = self.harvest.hubs_quiet()
         outcome = self.harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
         if self.shared is not None and quiet and not self.harvest.hubs_quiet():
