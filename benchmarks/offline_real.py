@@ -1,6 +1,7 @@
 """The real-site benchmark offline: the Compute-Model loop over a corpus's files, no HTTP.
 
     python benchmarks/offline_real.py [--corpus geos] [--strategy densest] [--confusion]
+        [--inflight 32] [--probe-size 3]
 
 For fast iteration on the algorithm: ``run_offline`` with a fetcher that reads
 the corpus files the way ``python -m http.server`` serves them (query strings
@@ -132,10 +133,14 @@ def main(argv=None) -> int:
     ap.add_argument("--confusion", action="store_true")
     ap.add_argument("--inflight", type=int, default=0,
                     help="URLs popped ahead of the model, as the spider keeps 2 x CONCURRENT_REQUESTS (default 0)")
+    ap.add_argument("--probe-size", type=int, default=None,
+                    help="URLs of a collection's first batch (default: the frontier's, 5); another value "
+                         "perturbs the order, to see how much the outcome hangs on it")
     args = ap.parse_args(argv)
     for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
         for strategy in args.strategy or ["densest"]:
-            r = run(corpus, strategy, args.confusion, inflight=args.inflight)
+            extra = {} if args.probe_size is None else {"probe_size": args.probe_size}
+            r = run(corpus, strategy, args.confusion, inflight=args.inflight, **extra)
             res = r["res"]
             line = (f"{corpus:14s} {strategy:8s} fetched {r['fetched']:5d}/{r['site']} "
                     f"({100 * r['fetched'] / r['site']:.1f} %) modelled {r['modelled']} "

@@ -98,10 +98,13 @@ class Explorer:
         refine_every: int = 5,
         check_pages: int = 25,
         recluster: bool = False,
+        probe_size: int | None = None,
     ) -> None:
         self.start_url = normalize_url(start_url) or start_url
         self.model = SiteModel(costs)
-        self.frontier = Frontier(strategy, batch_size)
+        #: ``probe_size``: URLs of a collection's first batch (``Frontier``'s default when None);
+        #: changed only to measure how much the outcome hangs on the order (benchmarks/offline_real.py)
+        self.frontier = Frontier(strategy, batch_size, **({} if probe_size is None else {"probe_size": probe_size}))
         self.stability = stability or StabilityRule()
         self.scope = scope or Scope(self.start_url)
         self.dt = dt
