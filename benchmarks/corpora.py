@@ -9,7 +9,10 @@ the root (``/``-separated, no leading ``/``, unquoted); the first match wins,
 no match = not in the truth.  ``coarse`` optionally merges truth classes for a
 second score (e.g. templates that differ only by name); ``stubs`` optionally
 splits off the pages of a truth class that carry a marker (commons-math3's
-"No usage of" class-use stubs) for another score.
+"No usage of" class-use stubs) for another score.  ``markers`` instead of
+``classes`` labels a page by its content: ordered ``(name, bytes regex)``
+searched in the file, for generators whose file names do not tell the
+template (DocBook's refentry, chapter, section pages).
 
 ``extra`` corpora (rustdoc from the local Rust toolchain) are not in any
 benchmark's default list: ``--corpus rust-std``.
@@ -93,6 +96,41 @@ CORPORA = {
         # lay out the same blocks: score them once more as one class
         coarse={"method": "callable", "ctor": "callable", "type_func": "callable", "vfunc": "callable",
                 "func": "callable"}),
+    "gio": dict(
+        package="libglib2.0-doc", version="2.74.6-2+deb12u9", generator="gtk-doc 1.33 (DocBook XSL)",
+        root="libglib2.0-doc/usr/share/gtk-doc/html/gio", entry="index.html", extra=True,
+        # GIO's book (its links to the GLib and GObject books are dead here); DocBook XSL renders each element
+        # kind with its own template, named by the class of the page's top <div>; a command's
+        # manual page is a refentry with a command synopsis instead of an API synopsis
+        classes=[],
+        markers=[
+            ("book", rb'<div [^>]*class="book">'),
+            ("part", rb'<div [^>]*class="(part|reference|preface)">'),
+            ("chapter", rb'<div [^>]*class="chapter">'),
+            ("glossary", rb'<div [^>]*class="glossary">'),
+            ("index", rb'<div [^>]*class="index">'),
+            ("command", rb'<div [^>]*class="refentry">[\s\S]*class="cmdsynopsis"'),
+            ("refentry", rb'<div [^>]*class="refentry">'),
+            ("section", rb'<div [^>]*class="(sect1|section)">'),
+        ]),
+    "python": dict(
+        package="python3.11-doc", version="3.11.2-6+deb12u9", generator="Sphinx 5.3",
+        root="python3.11-doc/usr/share/doc/python3.11/html", entry="index.html", extra=True,
+        # Sphinx fills one page template for every document; the parts of the manual are what a
+        # reader calls its page types, the generated indices have templates of their own
+        classes=[
+            ("genindex", r"^genindex(-[^/]+)?\.html$"),
+            ("modindex", r"^py-modindex\.html$"),
+            ("c_api", r"^c-api/"),
+            ("library", r"^library/"),
+            ("reference", r"^reference/"),
+            ("tutorial", r"^tutorial/"),
+            ("howto", r"^howto/"),
+            ("whatsnew", r"^whatsnew/"),
+            ("faq", r"^faq/"),
+            ("setup", r"^(using|install|installing|distributing|distutils|extending)/"),
+            ("toplevel_misc", r"^[^/]+\.html$"),
+        ]),
 }
 
 
@@ -154,7 +192,18 @@ def label(corpus: str, relpath: str) -> str | None:
     for name, rx in rules:
         if rx.search(p):
             return name
-    return None
+    return _marked(corpus, p) if CORPORA[corpus].get("markers") else None
+
+
+@functools.lru_cache(maxsize=None)
+def _marked(corpus: str, relpath: str) -> str | None:
+    """The first of the corpus's ``markers`` the file holds (read once)."""
+    try:
+        with open(os.path.join(root_dir(corpus), relpath), "rb") as fh:
+            body = fh.read()
+    except OSError:  # not a file of the site (a dead link's URL)
+        return None
+    return next((name for name, rx in CORPORA[corpus]["markers"] if re.search(rx, body)), None)
 
 
 @functools.lru_cache(maxsize=None)

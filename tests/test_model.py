@@ -534,3 +534,40 @@ def test_a_template_with_many_optional_sections_nests_by_its_share():
     namespace = frozenset(chrome | {"members", "source", "n1", "n2", "n3"})
     assert not nested(classes, namespace, chrome)  # lacks 3 of 5
     assert not nested(classes, frozenset(chrome | {"members", "source", "n1", "n2"}), chrome)  # 2 of 4
+
+
+def test_refinement_does_not_merge_what_the_next_check_splits_off_again():
+    """Doxygen's directory pages list files in the namespace pages' declaration table and
+    add a section of their own; a source listing without links, placed with them, takes
+    that section below 90 % of the class, so the two classes are no longer told apart —
+    but the class a merge would make holds the directories as a group the regroup splits
+    off at the next check.  Refinement leaves them apart (docs/design.md, item 17)."""
+    from structcrawl.core.refine import Refiner
+    from structcrawl.core.split import regroup
+
+    skeleton = frozenset(f"html/body/div/table/tr{i}" for i in range(10))
+    namespace = {"nav", "decls", "summary", "desc"}
+    directory = {"nav", "decls", "subdirs"}
+
+    def model(stray: bool):
+        m = SiteModel()
+        m._add_to(m.new_class(), [Page(f"ns{i}", frozenset(namespace), 4, skeleton) for i in range(30)])
+        m._add_to(m.new_class(), [Page(f"dir{i}", frozenset(directory), 3, skeleton) for i in range(6)]
+                  + ([Page("listing", frozenset({"nav"}), 1, skeleton)] if stray else []))
+        for k in range(3):  # other types: the chrome is the navigation only
+            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
+                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
+        f = Frontier()
+        f.add_links(9, {"tree": ["ns0", "dir0"]})
+        f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+        return m, f
+
+    m, f = model(stray=False)
+    assert told_apart(m.classes[0].path_counts, 30, m.classes[1].path_counts, 6)
+    assert Refiner().refine(m, f, update=5) == []
+    m, f = model(stray=True)
+    assert not told_apart(m.classes[0].path_counts, 30, m.classes[1].path_counts, 7)  # 6 of 7: below 90 %
+    assert Refiner().refine(m, f, update=5) == []
+    # merged anyway, the next check would split the directories off again: the swing refused
+    m.merge_classes(0, 1)
+    assert {u for u, c in regroup(m).items() if c == 0} == {"listing"} | {f"ns{i}" for i in range(30)}

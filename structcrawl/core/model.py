@@ -90,6 +90,11 @@ FINGERPRINT_SIMILARITY = 0.8
 
 #: A path on at least this share of a group's pages is one of its sections (see ``told_apart``).
 SECTION_SHARE = 0.9
+#: Sections the rest of a class shows on nearly every page and the group never does,
+#: for a group to leave: one missing section is an optional one (erl_docgen chapters
+#: with or without a "scope" heading), a template of its own lacks the class's frame
+#: (a QDoc members page has none of the class page's summary, contents or details).
+MISSING_SECTIONS = 2
 #: A path on at least this share of a class's members is one of its core sections.
 CORE_SHARE = 0.5
 #: A core section of this share of the classes or more is the site's chrome, not the class's.
@@ -131,6 +136,42 @@ def told_apart(a_counts: Counter, a_size: int, b_counts: Counter, b_size: int, e
     alone = sum(1 for p in core_a if p not in b_counts) + sum(1 for p in core_b if p not in a_counts)
     shared = sum(1 for p in core_a & core_b if p not in chrome)
     return shared <= alone
+
+
+def told_apart_group(schemas: Mapping[str, frozenset[str]], path_counts: Counter,
+                     chrome: set[str] | frozenset[str]) -> list[str] | None:
+    """Pages of one class (url -> schema, in member order; ``path_counts`` their path counts)
+    that are told apart from the rest of it, or None.
+
+    The candidate groups are the pages having one path that at most half of
+    the class has (the minority side of a section); the largest group told apart
+    from the rest (``told_apart``, the site's ``chrome`` given), and lacking
+    ``MISSING_SECTIONS`` of the rest's sections, is returned, ties broken by the
+    path, so that replaying a crawl splits the same way.  O(Σ schema sizes).
+    """
+    n = len(schemas)
+    if n < 4:
+        return None
+    best: tuple[int, str] | None = None
+    for path, k in sorted(path_counts.items()):
+        if k < 2 or 2 * k > n or (best is not None and k <= best[0]):
+            continue
+        inside: Counter = Counter()
+        for schema in schemas.values():
+            if path in schema:
+                inside.update(schema)
+        outside = path_counts - inside
+        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k,
+                                                                               chrome=chrome):
+            best = (k, path)
+    if best is None:
+        return None
+    return [url for url, schema in schemas.items() if best[1] in schema]
+
+
+def _missing(counts: Counter, n: int, group: Counter) -> int:
+    """Sections on nearly every page of a class (``SECTION_SHARE``) that a group never shows."""
+    return sum(1 for p, c in counts.items() if c >= SECTION_SHARE * n and p not in group)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

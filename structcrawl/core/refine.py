@@ -26,7 +26,14 @@ reached from many places.  Two classes are merged when
    collection on ≥ 90 % of its members that the other never shows (twice or
    more in all: ``model.told_apart``, the rule the model update obeys too),
    they are two templates, not one with optional sections (the demo's news
-   index with its pager vs the month archive, fingerprints 0.82 alike).
+   index with its pager vs the month archive, fingerprints 0.82 alike); and
+5. the class they would make holds **no group the next check would split
+   off again** (``told_apart_group``, the regroup's rule).  The veto above
+   compares the two classes as they stand; one stray page in the smaller
+   (a Doxygen source listing without links, placed with the directory pages)
+   takes a section below 90 % of its pages, the merge passes, and the next
+   check splits the directories off again: the crawl swings, and a stop
+   between the two keeps the merge (docs/design.md, item 17).
 
 Classes with fewer than ``min_members`` members merge only as twins
 (Jaccard ≥ 0.95): a menu's single destinations carry too little evidence.
@@ -53,6 +60,7 @@ from structcrawl.core.model import (
     core_sections,
     site_chrome,
     told_apart,
+    told_apart_group,
 )
 from structcrawl.core.unionfind import UnionFind, jaccard
 
@@ -151,7 +159,15 @@ class Refiner:
                 if n >= self.share * total:
                     vouched.add(top)
         return [(a, b, sim) for (a, b), sim in sorted(alike.items())
-                if (a, b) in cocited and not (a in vouched and b in vouched)]
+                if (a, b) in cocited and not (a in vouched and b in vouched)
+                and not self._splits_again(model, a, b, shared_by_most)]
+
+    @staticmethod
+    def _splits_again(model: SiteModel, a: int, b: int, chrome: set[str]) -> bool:
+        """The class ``a`` and ``b`` would make holds a group the regroup splits off (rule 5)."""
+        members = model.classes[a].members + model.classes[b].members
+        counts = model.classes[a].path_counts + model.classes[b].path_counts
+        return told_apart_group({u: model.pages[u].schema for u in members}, counts, chrome) is not None
 
     def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
         """Merge every approved pair, transitively (union-find); the oldest class id is kept."""

@@ -31,56 +31,26 @@ from structcrawl.core.model import (
     _ALPHA,
     CORE_SHARE,
     FINGERPRINT_SIMILARITY,
-    SECTION_SHARE,
     Candidate,
     SiteModel,
     site_chrome,
     told_apart,
+    told_apart_group,
 )
 from structcrawl.core.recluster import class_bits
 from structcrawl.core.refine import nested
 from structcrawl.core.unionfind import jaccard
 
-#: Sections the rest of a class shows on nearly every page and the group never does,
-#: for the group to leave: one missing section is an optional one (erl_docgen chapters
-#: with or without a "scope" heading), a template of its own lacks the class's frame
-#: (a QDoc members page has none of the class page's summary, contents or details).
-MISSING_SECTIONS = 2
 #: Rounds of moving each member of a mixed class to the side that codes it shorter, at most.
 SIDE_ROUNDS = 3
 
 
 def told_apart_members(model: SiteModel, class_id: int, chrome: set[str] | None = None) -> list[str] | None:
-    """Members of class ``class_id`` told apart from the rest of it, or None.
-
-    The candidate groups are the members having one path that at most half of
-    the class has (the minority side of a section); the largest group told apart
-    from the rest, and lacking ``MISSING_SECTIONS`` of the rest's sections, is
-    returned, ties broken by the path, so that replaying a crawl splits the same way.
-    ``chrome``: the site's (``model.site_chrome``), for ``told_apart``; computed when None.
-    O(Σ members' schema sizes) per class.
-    """
+    """Members of class ``class_id`` told apart from the rest of it (``told_apart_group``), or None.
+    ``chrome``: the site's (``model.site_chrome``), for ``told_apart``; computed when None."""
     cls = model.classes[class_id]
-    n = cls.size
-    if n < 4:
-        return None
     schemas = {url: model.pages[url].schema for url in cls.members}
-    chrome = site_chrome(model) if chrome is None else chrome
-    best: tuple[int, str] | None = None
-    for path, k in sorted(cls.path_counts.items()):
-        if k < 2 or 2 * k > n or (best is not None and k <= best[0]):
-            continue
-        inside: Counter = Counter()
-        for schema in schemas.values():
-            if path in schema:
-                inside.update(schema)
-        outside = cls.path_counts - inside
-        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k,
-                                                                               chrome=chrome):
-            best = (k, path)
-    if best is None:
-        return None
-    return [url for url in cls.members if best[1] in schemas[url]]
+    return told_apart_group(schemas, cls.path_counts, site_chrome(model) if chrome is None else chrome)
 
 
 def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str] | None:
@@ -199,11 +169,6 @@ def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[in
         if not told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size, chrome=chrome):
             return cid
     return None
-
-
-def _missing(counts: Counter, n: int, group: Counter) -> int:
-    """Sections on nearly every page of a class (``SECTION_SHARE``) that a group never shows."""
-    return sum(1 for p, c in counts.items() if c >= SECTION_SHARE * n and p not in group)
 
 
 def regroup(model: SiteModel) -> dict[str, int] | None:
