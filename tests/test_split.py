@@ -180,3 +180,38 @@ def test_a_batch_out_while_its_collection_moved_there_and_back_is_recorded_once(
     assert not frontier.record(batch.key, [], failures=5)
     assert frontier.record((7, "dead/a"), [], failures=5)  # ten dead links: a trap
     assert frontier.collections[(0, "dead/a")].fetched == 10
+
+
+def bare_pages(n, name="stub"):
+    return [page(f"{name}{i}") for i in range(n)]  # the chrome and nothing else
+
+
+def test_pages_without_a_link_of_their_own_leave_a_class_together():
+    """Javadoc's "No usage of" pages carry the navigation only; placed one at a time they
+    join the class whose template asks least.  Two of them leave it for a class of their own,
+    and later ones join that class rather than found another."""
+    indices = [page(f"index{i}", "letters/a") for i in range(4)]  # a third type: the chrome is nav and footer
+    model = model_of([class_pages(8) + bare_pages(2), members_pages(4), indices])
+    assignment = regroup(model)
+    assert assignment["stub0"] == assignment["stub1"] not in (0, 1, 2)
+    assert {assignment[f"class{i}"] for i in range(8)} == {0}
+    # one page is no evidence
+    assert regroup(model_of([class_pages(8) + bare_pages(1), members_pages(4), indices])) is None
+    # a class of such pages exists: the strays go there
+    model = model_of([class_pages(8) + bare_pages(2, "late"), members_pages(4), indices, bare_pages(3)])
+    assignment = regroup(model)
+    assert assignment["late0"] == assignment["late1"] == 3
+
+
+def test_pages_with_links_of_their_own_leave_a_class_of_pages_without():
+    """QDoc's overview pages without content links made a class of their own; two "all
+    members" pages joined it (the class whose template asks least), and every members page
+    would be classified there.  Pages sharing a section of their own leave it."""
+    indices = [page(f"index{i}", "letters/a") for i in range(4)]
+    model = model_of([bare_pages(8, "overview") + members_pages(2), class_pages(6), indices])
+    assignment = regroup(model)
+    assert assignment["members0"] == assignment["members1"] not in (0, 1, 2)
+    assert {assignment[f"overview{i}"] for i in range(8)} == {0}
+    # two pages with links of their own but no section in common: no evidence of a template
+    odd = [page("odd0", "x/a"), page("odd1", "y/a")]
+    assert regroup(model_of([bare_pages(8, "overview") + odd, class_pages(6), indices])) is None

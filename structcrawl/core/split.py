@@ -1,7 +1,7 @@
 """Undoing decisions: at each check the model re-judges what the update decided once.
 
 The model update decides each candidate once (Crescenzi et al. Fig. 5), with
-what the model knew then.  Three kinds of decision are undone once the
+what the model knew then.  Four kinds of decision are undone once the
 evidence is there (``regroup``):
 
 * **A merge the veto would refuse.**  A page that arrives alone is weak
@@ -19,6 +19,18 @@ evidence is there (``regroup``):
 * **A class founded by one page**, its paths then unknown: once other pages
   show them, the page goes to the class the update would now choose
   (``home``), unless a class of its own still codes shorter.
+* **Pages without a link of their own.**  A page whose links are all the
+  site's chrome carries no evidence of its template (issue 13's sixth
+  failure: Javadoc's "No usage of" pages), and the code puts it in the class
+  whose template asks least — another template's.  Two such pages or more,
+  a minority of a class whose core has content sections, leave it for the
+  class of such pages (``bare_members``); the code then keeps the later ones
+  there.  At 64 URLs in flight commons-math3 fetched two of its 418 stubs
+  before the stop, each placed with the package summaries, and every stub
+  was classified there (stubs apart F* 0.950; 0.992 with this rule).  A
+  class of such pages in turn asks least of any page: its members with
+  links of their own that share a section leave it (``_return_rich``;
+  docs/design.md, item 18).
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from structcrawl.core.model import (
     _ALPHA,
     CORE_SHARE,
     FINGERPRINT_SIMILARITY,
+    SECTION_SHARE,
     Candidate,
     SiteModel,
     site_chrome,
@@ -43,6 +56,12 @@ from structcrawl.core.unionfind import jaccard
 
 #: Rounds of moving each member of a mixed class to the side that codes it shorter, at most.
 SIDE_ROUNDS = 3
+#: Pages whose links are all the chrome, in a class of others, to leave it together
+#: (one is no evidence, as for the merge veto; ``bare_members``).
+BARE_EVIDENCE = 2
+#: Classes for the chrome (the core sections of half the classes) to be the site's, not one
+#: class's own core: below it no page counts as one without links of its own.
+CHROME_CLASSES = 3
 
 
 def told_apart_members(model: SiteModel, class_id: int, chrome: set[str] | None = None) -> list[str] | None:
@@ -176,7 +195,8 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     overturns, or None when there is none: a one-page class whose page now fits another
     class (``home``); a told-apart group (``told_apart_members``) or a mixture's smaller
     side (``mixed_members``) split off into the class it fits or a class of its own
-    (fresh ids, in class-id order)."""
+    (fresh ids, in class-id order); then the pages without a link of their own
+    (``bare_members``) gathered in one class."""
     assignment = dict(model.page_class)
     next_id = model._next_id
     changed = False
@@ -206,4 +226,71 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
             target, next_id = next_id, next_id + 1
         for url in group:
             assignment[url] = target
+    if len(model.classes) >= CHROME_CLASSES:
+        next_id, moved_bare = _gather_bare(model, assignment, chrome, next_id)
+        changed = _return_rich(model, assignment, chrome, next_id) or moved_bare or changed
     return assignment if changed else None
+
+
+def bare_members(model: SiteModel, members: list[str], chrome: set[str]) -> list[str] | None:
+    """The members whose links are all the site's ``chrome``, when they are ``BARE_EVIDENCE`` or
+    more and fewer than half of a class of four or more that has other members, or None."""
+    if len(members) < 4:
+        return None
+    bare = [u for u in members if model.pages[u].schema <= chrome]
+    return bare if BARE_EVIDENCE <= len(bare) and 2 * len(bare) < len(members) else None
+
+
+def _by_class(model: SiteModel, assignment: dict[str, int]) -> dict[int, list[str]]:
+    by_class: dict[int, list[str]] = {}
+    for url in model.page_class:  # member order, as the model holds them
+        by_class.setdefault(assignment[url], []).append(url)
+    return by_class
+
+
+def _gather_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], next_id: int) -> tuple[int, bool]:
+    """Move every class's ``bare_members`` (in ``assignment``) to the largest class of such pages,
+    else to a class of their own (``next_id``); the next free id, and True when some moved."""
+    by_class = _by_class(model, assignment)
+    bare_classes = [cid for cid, urls in by_class.items() if all(model.pages[u].schema <= chrome for u in urls)]
+    moved = False
+    for class_id, urls in sorted(by_class.items()):
+        group = None if class_id in bare_classes else bare_members(model, urls, chrome)
+        if not group:
+            continue
+        if bare_classes:
+            target = max(bare_classes, key=lambda k: (len(by_class[k]), -k))
+        else:
+            target, next_id = next_id, next_id + 1
+            bare_classes.append(target)
+            by_class[target] = []
+        for url in group:
+            assignment[url] = target
+        by_class[target] = by_class[target] + group
+        moved = True
+    return next_id, moved
+
+
+def _return_rich(model: SiteModel, assignment: dict[str, int], chrome: set[str], next_id: int) -> bool:
+    """A class of pages without links of their own is the cheapest for any page the code
+    cannot place (QDoc's "all members" pages joined the overviews without content links,
+    and every members page was classified there); its members that have links of their
+    own, two or more and a minority, sharing a section (``SECTION_SHARE`` of them), go to the
+    class the update would choose (``home``) or a class of their own; True when some moved."""
+    moved = False
+    for class_id, urls in sorted(_by_class(model, assignment).items()):
+        rich = [u for u in urls if not model.pages[u].schema <= chrome]
+        if len(rich) < BARE_EVIDENCE or 2 * len(rich) >= len(urls):
+            continue
+        counts = Counter(p for u in rich for p in model.pages[u].schema - chrome)
+        if not any(k >= SECTION_SHARE * len(rich) for k in counts.values()):
+            continue
+        target = None
+        if class_id in model.classes and all(model.page_class[u] == class_id for u in rich):
+            target = home(model, rich, class_id, chrome=chrome)
+        if target is None:
+            target, next_id = next_id, next_id + 1
+        for url in rich:
+            assignment[url] = target
+        moved = True
+    return moved
