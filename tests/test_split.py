@@ -215,3 +215,15 @@ def test_pages_with_links_of_their_own_leave_a_class_of_pages_without():
     # two pages with links of their own but no section in common: no evidence of a template
     odd = [page("odd0", "x/a"), page("odd1", "y/a")]
     assert regroup(model_of([bare_pages(8, "overview") + odd, class_pages(6), indices])) is None
+
+
+def test_a_page_without_links_of_its_own_is_no_evidence_against_a_section():
+    """Doxygen namespaces with a file page and a source listing without links among them:
+    the listing takes the namespaces' sections to 16 of 18 pages, below 90 %, and the
+    directory pages among them were not told apart; counted without it, they are."""
+    namespaces = [page(f"ns{i}", "decls/a", "summary/a", "desc/a") for i in range(16)]
+    directories = [page(f"dir{i}", "decls/a", "subdirs/a") for i in range(6)]
+    odd = [page("file", "decls/a", "includes/a"), page("listing")]
+    indices = [page(f"index{i}", "letters/a") for i in range(4)]
+    model = model_of([namespaces + directories + odd, class_pages(6), indices])
+    assert sorted(told_apart_members(model, 0)) == [f"dir{i}" for i in range(6)]

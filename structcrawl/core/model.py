@@ -99,6 +99,9 @@ MISSING_SECTIONS = 2
 CORE_SHARE = 0.5
 #: A core section of this share of the classes or more is the site's chrome, not the class's.
 CHROME_SHARE = 0.5
+#: Classes for the chrome to be the site's, not one class's own core: below it no page
+#: counts as one without links of its own (``with_links_of_their_own``, ``split.bare_members``).
+CHROME_CLASSES = 3
 
 
 def core_sections(cls: "PageClass") -> frozenset[str]:
@@ -167,6 +170,22 @@ def told_apart_group(schemas: Mapping[str, frozenset[str]], path_counts: Counter
     if best is None:
         return None
     return [url for url, schema in schemas.items() if best[1] in schema]
+
+
+def with_links_of_their_own(model: "SiteModel", members: Sequence[str], chrome: set[str] | frozenset[str]
+                            ) -> tuple[dict[str, frozenset[str]], Counter | None]:
+    """The schemas of ``members`` but the pages whose links are all the site's ``chrome``, and
+    their path counts (None when no page was left out).  Such a page is no evidence for or
+    against a section: a Doxygen source listing without links, placed with the directory
+    pages, took their own section below ``SECTION_SHARE`` of the class, and neither the
+    regroup nor refinement's veto saw two templates (docs/design.md, item 19)."""
+    schemas = {url: model.pages[url].schema for url in members}
+    if len(model.classes) < CHROME_CLASSES:
+        return schemas, None
+    kept = {u: s for u, s in schemas.items() if not s <= chrome}
+    if len(kept) == len(schemas):
+        return schemas, None
+    return kept, Counter(p for s in kept.values() for p in s)
 
 
 def _missing(counts: Counter, n: int, group: Counter) -> int:

@@ -61,6 +61,7 @@ from structcrawl.core.model import (
     site_chrome,
     told_apart,
     told_apart_group,
+    with_links_of_their_own,
 )
 from structcrawl.core.unionfind import UnionFind, jaccard
 
@@ -132,10 +133,13 @@ class Refiner:
         alike: dict[tuple[int, int], float] = {}
         cores = {cid: core_sections(cls) for cid, cls in classes.items()}
         shared_by_most = site_chrome(model)
+        # members with links of their own: a page whose links are all the chrome is no evidence
+        sized = {cid: max(1, len(with_links_of_their_own(model, cls.members, shared_by_most)[0]))
+                 for cid, cls in classes.items()}
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
-            if told_apart(classes[a].path_counts, classes[a].size, classes[b].path_counts, classes[b].size,
+            if told_apart(classes[a].path_counts, sized[a], classes[b].path_counts, sized[b],
                           chrome=shared_by_most):
                 continue
             # page skeletons alike are one template only where the links agree on some content
@@ -166,8 +170,10 @@ class Refiner:
     def _splits_again(model: SiteModel, a: int, b: int, chrome: set[str]) -> bool:
         """The class ``a`` and ``b`` would make holds a group the regroup splits off (rule 5)."""
         members = model.classes[a].members + model.classes[b].members
-        counts = model.classes[a].path_counts + model.classes[b].path_counts
-        return told_apart_group({u: model.pages[u].schema for u in members}, counts, chrome) is not None
+        schemas, counts = with_links_of_their_own(model, members, chrome)
+        if counts is None:
+            counts = model.classes[a].path_counts + model.classes[b].path_counts
+        return told_apart_group(schemas, counts, chrome) is not None
 
     def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
         """Merge every approved pair, transitively (union-find); the oldest class id is kept."""

@@ -41,6 +41,7 @@ from collections.abc import Collection
 
 from structcrawl.core.model import (
     _ALPHA,
+    CHROME_CLASSES,
     CORE_SHARE,
     FINGERPRINT_SIMILARITY,
     SECTION_SHARE,
@@ -49,6 +50,7 @@ from structcrawl.core.model import (
     site_chrome,
     told_apart,
     told_apart_group,
+    with_links_of_their_own,
 )
 from structcrawl.core.recluster import class_bits
 from structcrawl.core.refine import nested
@@ -59,17 +61,15 @@ SIDE_ROUNDS = 3
 #: Pages whose links are all the chrome, in a class of others, to leave it together
 #: (one is no evidence, as for the merge veto; ``bare_members``).
 BARE_EVIDENCE = 2
-#: Classes for the chrome (the core sections of half the classes) to be the site's, not one
-#: class's own core: below it no page counts as one without links of its own.
-CHROME_CLASSES = 3
 
 
 def told_apart_members(model: SiteModel, class_id: int, chrome: set[str] | None = None) -> list[str] | None:
     """Members of class ``class_id`` told apart from the rest of it (``told_apart_group``), or None.
     ``chrome``: the site's (``model.site_chrome``), for ``told_apart``; computed when None."""
     cls = model.classes[class_id]
-    schemas = {url: model.pages[url].schema for url in cls.members}
-    return told_apart_group(schemas, cls.path_counts, site_chrome(model) if chrome is None else chrome)
+    chrome = site_chrome(model) if chrome is None else chrome
+    schemas, counts = with_links_of_their_own(model, cls.members, chrome)
+    return told_apart_group(schemas, cls.path_counts if counts is None else counts, chrome)
 
 
 def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str] | None:
