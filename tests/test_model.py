@@ -451,6 +451,19 @@ def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
     assert not nested(reference, stub, chrome)
 
 
+
+def with_other_types_cocited(m: SiteModel, a: str, b: str) -> tuple[SiteModel, Frontier]:
+    """``m`` with three more types whose only shared section is the navigation (the site's chrome),
+    and a frontier whose one collection led to pages ``a`` (class 0) and ``b`` (class 1)."""
+    for k in range(3):
+        m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
+                                       frozenset({f"html/body/x{k}"})) for i in range(4)])
+    f = Frontier()
+    f.add_links(9, {"tree": [a, b]})
+    f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+    return m, f
+
+
 def test_nested_cores_merge_only_when_the_skeletons_agree():
     """erl_docgen's chapters nest in the reference pages by their link sections (one section
     each way besides what both show) but not by their skeleton: refinement keeps them apart,
@@ -466,13 +479,7 @@ def test_nested_cores_merge_only_when_the_skeletons_agree():
         m._add_to(m.new_class(), [Page(f"ref{i}", frozenset(shared | {"types"}), 5, frozenset(frame))
                                   for i in range(12)])
         m._add_to(m.new_class(), [Page(f"ch{i}", frozenset(shared | {"toc"}), 5, chapter_tags) for i in range(6)])
-        for k in range(3):  # other types: the chrome is the navigation only
-            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
-                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
-        f = Frontier()
-        f.add_links(9, {"tree": ["ref0", "ch0"]})
-        f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
-        return m, f
+        return with_other_types_cocited(m, "ref0", "ch0")
 
     m, f = model(frozenset(frame[:4] + prose))  # fingerprints 4 / 31 alike
     assert 4 / 31 < NESTED_SIMILARITY
@@ -554,13 +561,7 @@ def test_refinement_does_not_merge_what_the_next_check_splits_off_again():
         m._add_to(m.new_class(), [Page(f"ns{i}", frozenset(namespace), 4, skeleton) for i in range(30)])
         m._add_to(m.new_class(), [Page(f"dir{i}", frozenset(directory), 3, skeleton) for i in range(6)]
                   + ([Page("listing", frozenset({"nav", "decls"}), 1, skeleton)] if stray else []))
-        for k in range(3):  # other types: the chrome is the navigation only
-            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
-                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
-        f = Frontier()
-        f.add_links(9, {"tree": ["ns0", "dir0"]})
-        f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
-        return m, f
+        return with_other_types_cocited(m, "ns0", "dir0")
 
     m, f = model(stray=False)
     assert told_apart(m.classes[0].path_counts, 30, m.classes[1].path_counts, 6)
