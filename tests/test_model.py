@@ -451,7 +451,6 @@ def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
     assert not nested(reference, stub, chrome)
 
 
-
 def with_other_types_cocited(m: SiteModel, a: str, b: str) -> tuple[SiteModel, Frontier]:
     """``m`` with three more types whose only shared section is the navigation (the site's chrome),
     and a frontier whose one collection led to pages ``a`` (class 0) and ``b`` (class 1)."""
