@@ -111,7 +111,11 @@ def test_two_classes_to_csv_with_bodies(demo, model, tmp_path):
     assert set(rows[0]) == {"url", "class", "cost", "status", "fetched_at", "referer", "via", "fields", "records",
                             "body"}
     got = {r["url"] for r in rows}
-    assert truth(demo, "author") | truth(demo, "publisher") <= got
+    # Recall 1.0 is asserted on the books above.  A publisher is linked only from its books (one link each)
+    # and the harvest stops fetching books once a run of them showed nothing new, so a publisher of 12
+    # books in 450 can be missed in some response orders: issue 14's recall target, 0.99, is the bound.
+    wanted = truth(demo, "author") | truth(demo, "publisher")
+    assert len(wanted - got) <= 0.01 * len(wanted), sorted(wanted - got)
     assert all(r["body"].lstrip().lower().startswith("<!doctype html") for r in rows)
     # nested values are JSON cells (structcrawl's CSV exporter), not Python reprs
     for r in rows:
