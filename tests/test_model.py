@@ -146,6 +146,17 @@ def test_classify_is_not_pulled_to_small_schemas_by_optional_paths():
     assert m.classify(frozenset({"nav", "books"}))[0] == 0
 
 
+def test_a_member_schema_is_classified_into_its_members_class():
+    # a loose class took one page that shares little with the rest: coded alone it would be
+    # shorter, but the model placed a page with that very schema in the class
+    core = [f"c{i}" for i in range(8)]
+    pages = [page(f"p{i}", "nav", *core) for i in range(10)] + [page("odd", "nav", "x1")]
+    m = SiteModel.from_assignment(pages, {p.url: 0 for p in pages}, COSTS)
+    assert m.classify(frozenset({"nav", "x1"}), 1)[0] == 0
+    # a page with the same paths beside one the model never saw is judged by its code
+    assert m.classify(frozenset({"nav", "x1", "new"}), 1)[0] is None
+
+
 # -- candidate selection (Crescenzi et al. §3.1) ------------------------------------------
 
 def test_distance():

