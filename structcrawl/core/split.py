@@ -58,6 +58,10 @@ from structcrawl.core.unionfind import jaccard
 
 #: Rounds of moving each member of a mixed class to the side that codes it shorter, at most.
 SIDE_ROUNDS = 3
+#: The share of a side's pages on which a section of the other side's core still counts as the
+#: side's own when a mixture's split is judged (``mixed_members``), below ``CORE_SHARE``: a margin,
+#: so that the split does not undo itself as the classes grow.
+SPLIT_CORE_SHARE = 0.35
 #: Pages whose links are all the chrome, in a class of others, to leave it together
 #: (one is no evidence, as for the merge veto; ``bare_members``).
 BARE_EVIDENCE = 2
@@ -86,7 +90,8 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     whose adaptive code is shorter (``SIDE_ROUNDS``), kept when it codes shorter
     than the whole.  The two sides must be what refinement would keep apart —
     core sections not nested and not mostly shared beyond the chrome, tag-path
-    fingerprints below the merge similarity — or refinement would merge them back.  O(paths² · members / 64)
+    fingerprints below the merge similarity — or refinement would merge them back;
+    with a margin (``SPLIT_CORE_SHARE``), or it does so as the classes grow.  O(paths² · members / 64)
     word operations per class (presence columns are integers used as bit sets).
     """
     cls = model.classes[class_id]
@@ -124,6 +129,12 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     outside = [u for i, u in enumerate(members) if not side >> i & 1]
     a, b = _sides(columns, side, cls.path_counts)
     core_a, core_b = _core(a, len(inside)), _core(b, len(outside))
+    # a section one side lacks is one the other shows on SPLIT_CORE_SHARE of its pages or fewer:
+    # nearer CORE_SHARE, a page or two more puts it in that side's core, refinement then finds the
+    # sides nested and merges them back (erl_docgen's release notes, split off the chapters and
+    # merged again two pages later), and the crawl swings between the two
+    core_a, core_b = (core_a | (_core(a, len(inside), SPLIT_CORE_SHARE) & core_b),
+                      core_b | (_core(b, len(outside), SPLIT_CORE_SHARE) & core_a))
     # sides sharing more content sections than they differ by are one template whose optional
     # blocks come together (rustdoc's struct pages with or without trait impls): refinement
     # would merge them back as they grow, and the crawl would swing between the two
@@ -141,8 +152,8 @@ def _sides(columns: dict[str, int], side: int, counts: Counter) -> tuple[Counter
     return inside, Counter({p: c - inside[p] for p, c in counts.items() if c > inside[p]})
 
 
-def _core(counts: Counter, n: int) -> frozenset[str]:
-    return frozenset(p for p, k in counts.items() if k >= CORE_SHARE * n)
+def _core(counts: Counter, n: int, share: float = CORE_SHARE) -> frozenset[str]:
+    return frozenset(p for p, k in counts.items() if k >= share * n)
 
 
 def _cheaper_side(model: SiteModel, members: list[str], columns: dict[str, int], side: int,
