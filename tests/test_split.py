@@ -249,3 +249,19 @@ def test_a_mixture_is_not_split_where_the_sides_are_a_page_or_two_from_nested():
     near = model_with(0.4)
     assert mixed_members(near, 0, site_chrome(near)) is None
 
+
+
+def test_a_lone_twin_joins_the_class_that_holds_its_schema():
+    # the update placed one overview with the class pages while the model was young; two or
+    # more pages with its very link sections are overviews: it goes to them, where classify
+    # puts that schema, and nothing else moves
+    overviews = [page(f"ov{i}", "descr/a", "toc/a") for i in range(4)]
+    stray = page("stray", "descr/a", "toc/a")
+    model = model_of([class_pages(8) + [stray], overviews, members_pages(4)])
+    assignment = regroup(model)
+    assert assignment is not None and assignment["stray"] == 1
+    assert {u for u, c in assignment.items() if c != model.page_class[u]} == {"stray"}
+    assert model.classify(stray.schema, stray.url_count)[0] == 1
+    # one page of that schema on each side is no evidence of where it belongs
+    model = model_of([class_pages(8) + [stray], overviews[:1] + [page("ov9", "descr/a")], members_pages(4)])
+    assert regroup(model) is None
