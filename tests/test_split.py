@@ -265,3 +265,7 @@ def test_a_lone_twin_joins_the_class_that_holds_its_schema():
     # one page of that schema on each side is no evidence of where it belongs
     model = model_of([class_pages(8) + [stray], overviews[:1] + [page("ov9", "descr/a")], members_pages(4)])
     assert regroup(model) is None
+    # nor is a page whose links are all the chrome: it says nothing of its template
+    bare = [page(f"bare{i}") for i in range(3)]
+    model = model_of([class_pages(8) + [page("lone")], overviews, members_pages(4), bare])
+    assert regroup(model) is None

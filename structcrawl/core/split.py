@@ -246,11 +246,11 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     if len(model.classes) >= CHROME_CLASSES:
         next_id, moved_bare = _gather_bare(model, assignment, chrome, next_id)
         changed = _return_rich(model, assignment, chrome, next_id) or moved_bare or changed
-    changed = _join_lone_twins(model, assignment) or changed
+    changed = _join_lone_twins(model, assignment, chrome) or changed
     return assignment if changed else None
 
 
-def _join_lone_twins(model: SiteModel, assignment: dict[str, int]) -> bool:
+def _join_lone_twins(model: SiteModel, assignment: dict[str, int], chrome: set[str]) -> bool:
     """A page whose very schema is, in another class, the schema of ``TWIN_EVIDENCE`` pages or
     more, and of no other page of its own class, goes to that class (the one holding most of
     them; ties: the smaller id), where ``SiteModel.classify`` puts the schema; True when some
@@ -258,14 +258,16 @@ def _join_lone_twins(model: SiteModel, assignment: dict[str, int]) -> bool:
     On qtbase, members placed that way were classified into another class than their own
     (1.2 % of them, under issue 13's 99 % agreement).  Twins in equal numbers stay where they
     are: joining every twin moved QDoc's example and overview pages with the fewest links into
-    one class and cost F* (docs/design.md, item 21)."""
+    one class and cost F* (docs/design.md, item 21).  A page whose links are all the site's
+    ``chrome`` is no evidence of its template (``bare_members`` places such pages): it stays."""
     holders: dict[frozenset[str], Counter] = {}
     for url, cid in assignment.items():
         holders.setdefault(model.pages[url].schema, Counter())[cid] += 1
     moved = False
     for url, cid in assignment.items():
-        counts = holders[model.pages[url].schema]
-        if len(counts) < 2 or counts[cid] > 1:
+        schema = model.pages[url].schema
+        counts = holders[schema]
+        if len(counts) < 2 or counts[cid] > 1 or schema <= chrome:
             continue
         best, k = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         if k >= TWIN_EVIDENCE:
