@@ -213,7 +213,7 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     class (``home``); a told-apart group (``told_apart_members``) or a mixture's smaller
     side (``mixed_members``) split off into the class it fits or a class of its own
     (fresh ids, in class-id order); then the pages without a link of their own
-    (``bare_members``) gathered in one class."""
+    (``bare_members``) gathered in one class, and lone twins joined (``_join_lone_twins``)."""
     assignment = dict(model.page_class)
     next_id = model._next_id
     changed = False
