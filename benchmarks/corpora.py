@@ -113,6 +113,21 @@ CORPORA = {
             ("refentry", rb'<div [^>]*class="refentry">'),
             ("section", rb'<div [^>]*class="(sect1|section)">'),
         ]),
+    "postgresql": dict(
+        package="postgresql-doc-15", version="15.20-0+deb12u1", generator="DocBook XSL (PostgreSQL's own build)",
+        root="postgresql-doc-15/usr/share/doc/postgresql-doc-15/html", entry="index.html", extra=True,
+        # a large DocBook book in one directory, every file name a word of its title: DocBook XSL renders each
+        # division kind with its own template, named by the class of the <div> after the navigation header
+        classes=[],
+        markers=[
+            ("book", rb'<hr /></div><div class="book"'),
+            ("part", rb'<hr /></div><div class="(part|reference)"'),
+            ("chapter", rb'<hr /></div><div class="(chapter|preface)"'),
+            ("appendix", rb'<hr /></div><div class="appendix"'),
+            ("refentry", rb'<hr /></div><div class="refentry"'),
+            ("sect1", rb'<hr /></div><div class="sect1"'),
+            ("index", rb'<hr /></div><div class="(index|bibliography)"'),
+        ]),
     "python": dict(
         package="python3.11-doc", version="3.11.2-6+deb12u9", generator="Sphinx 5.3",
         root="python3.11-doc/usr/share/doc/python3.11/html", entry="index.html", extra=True,

@@ -251,6 +251,23 @@ def test_a_mixture_is_not_split_where_the_sides_are_a_page_or_two_from_nested():
 
 
 
+def test_a_mixture_is_not_split_by_one_optional_section_of_a_one_section_core():
+    # DocBook section pages: prose cross-references on every page; external links, lists and
+    # notes on the longer pages, together (the two-part code prefers two classes): one template
+    # with an optional section, the short pages' core all the long pages' but one section
+    long_tags = OVERVIEW_TAGS + ("body/div/table/tr/td", "body/div/pre")
+    short = [shaped(f"s{i}", OVERVIEW_TAGS[:2], "xref/a") for i in range(12)]
+    long = [shaped(f"l{i}", long_tags, "xref/a", "ulink/a", *(("list/a", "table/a") if i < 5 else ()),
+                   *(("note/a", "pre/a") if 4 <= i < 9 else ())) for i in range(12)]
+    modules = [page(f"m{i}", "items/a") for i in range(5)]
+    functions = [page(f"f{i}", "decl/a") for i in range(5)]
+    model = model_of([short + long, modules, functions])  # the chrome: what most classes show
+    assert mixed_members(model, 0, site_chrome(model)) is None
+    # read off a few pages, a core of one section is no evidence: the mixture splits
+    few = model_of([short[:6] + long[:6], modules, functions])
+    assert mixed_members(few, 0, site_chrome(few)) is not None
+
+
 def test_a_lone_twin_joins_the_class_that_holds_its_schema():
     # the update placed one overview with the class pages while the model was young; two or
     # more pages with its very link sections are overviews: it goes to them, where classify

@@ -75,9 +75,13 @@ NESTED_SLACK_SHARE = 0.25
 #: Fingerprints at least this alike (Jaccard) for nested cores to merge: one template's skeleton
 #: (docs/design.md, item 14).
 NESTED_SIMILARITY = 0.4
+#: Pages of the smaller class, at least, for one shared section to count as nesting (a core read
+#: off fewer pages is a loose class's chance; the frontier's saturation support; docs/design.md,
+#: item 22).
+ONE_SECTION_PAGES = 10
 
 
-def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
+def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 0) -> bool:
     """The smaller class's core sections, chrome aside, are the other's but for
     ``NESTED_SLACK`` (or ``NESTED_SLACK_SHARE`` of them, when that is more), and they
     share ``NESTED_EVIDENCE`` of them: one template whose optional sections split it
@@ -86,11 +90,21 @@ def nested(a: frozenset[str], b: frozenset[str], chrome: set[str]) -> bool:
     with or without structs, traits, functions …), not two types (a stub page whose
     only links are the chrome shares no section with any class and is not taken).
     Across the five corpora, pairs of classes of two types lacked two or three of
-    each other's core sections."""
+    each other's core sections.
+
+    A core of one section is nested too when it is all the other's but one more
+    section, and the smaller class has ``pages`` ≥ ``ONE_SECTION_PAGES``: prose pages
+    whose only links of their own are cross-references, and the same pages with
+    external links besides (DocBook's sections in PostgreSQL's manual: one type in
+    three classes, F* 0.76).  One more section only: a class page shows an overview's
+    prose links and three sections more (QDoc), a command's page a reference page's
+    see-also list and seven more (gtk-doc).
+    """
     a, b = a - chrome, b - chrome
     small, large = (a, b) if len(a) <= len(b) else (b, a)
-    slack = max(NESTED_SLACK, int(NESTED_SLACK_SHARE * len(small)))
-    return len(small - large) <= slack and len(small & large) >= NESTED_EVIDENCE
+    if len(small & large) >= NESTED_EVIDENCE:
+        return len(small - large) <= max(NESTED_SLACK, int(NESTED_SLACK_SHARE * len(small)))
+    return pages >= ONE_SECTION_PAGES and bool(small) and small <= large and len(large - small) <= NESTED_SLACK
 
 
 @dataclass(frozen=True)
@@ -146,7 +160,8 @@ class Refiner:
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
             content = (cores[a] & cores[b]) - shared_by_most
             if (sim >= (TWIN_SIMILARITY if small else self.similarity) and content) or (
-                    not small and sim >= NESTED_SIMILARITY and nested(cores[a], cores[b], shared_by_most)):
+                    not small and sim >= NESTED_SIMILARITY and nested(
+                        cores[a], cores[b], shared_by_most, min(classes[a].size, classes[b].size))):
                 alike[(a, b)] = sim
         if not alike:
             return []

@@ -144,7 +144,8 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     # sides sharing more content sections than they differ by are one template whose optional
     # blocks come together (rustdoc's struct pages with or without trait impls): refinement
     # would merge them back as they grow, and the crawl would swing between the two
-    if nested(core_a, core_b, chrome) or len((core_a & core_b) - chrome) > len(core_a ^ core_b):
+    if (nested(core_a, core_b, chrome, min(len(inside), len(outside)))
+            or len((core_a & core_b) - chrome) > len(core_a ^ core_b)):
         return None
     prints = (Candidate([model.pages[u] for u in urls]).fingerprint for urls in (inside, outside))
     if jaccard(*prints) >= FINGERPRINT_SIMILARITY:
