@@ -150,6 +150,36 @@ def test_layout_tables_and_awkward_attributes():
     assert "Name 99" in values and "297 units" in values
 
 
+def test_xhtml_with_an_xml_declaration_gives_the_xpaths_scrapy_evaluates():
+    # parsel alone reads a text opening with an XML declaration as XML, every tag in XHTML's namespace;
+    # Scrapy's HtmlResponse reads it as HTML: the model's XPaths must be the ones response.xpath runs
+    # (the export of a DocBook XSL site's model failed on a namespaced path)
+    from scrapy.http import HtmlResponse
+
+    def xhtml(k: int) -> str:
+        return ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+                + listing(3 + k, k).removeprefix("<html>"))
+
+    data = analyse({1: [xhtml(k) for k in range(6)]})[1]
+    assert data.records is not None and not any("{" in f.xpath for f in data.fields)
+    response = HtmlResponse("http://shop.test/list", body=xhtml(9).encode(), encoding="utf-8")
+    assert len(response.xpath(data.records.xpath)) == 12
+    assert Extractor(document({1: data})).extract(xhtml(9), 1)["records"][0]["maker"] == "maker 0"
+
+
+def test_a_tag_with_an_unbound_prefix_is_addressed_by_its_name():
+    # word processors write <o:p>: libxml2 keeps the tag, and a step "o:p" fails to evaluate
+    def office(i: int) -> str:
+        rows = "".join(f"<o:p class='row'><a href='/p/{j}'>Part {i}-{j}</a> <i>size {j}</i></o:p>" for j in range(4))
+        return page(f"<h1>Parts {i}</h1><div class='parts'>{rows}</div>")
+
+    data = analyse({1: [office(i) for i in range(6)]})[1]
+    assert data.records is not None and 'name()="o:p"' in data.records.xpath
+    assert len(Selector(text=office(9)).xpath(data.records.xpath)) == 4
+    for f in data.fields:
+        Selector(text=office(9)).xpath(f.xpath)
+
+
 @pytest.mark.parametrize("bad", ["\x00\x01binary", "<html><body>" + "<div>" * 2000 + "deep", "<<<>>>", "plain text"])
 def test_broken_markup_gives_a_result_not_an_exception(bad):
     data = analyse({1: [bad, bad + " more"]})

@@ -1,8 +1,10 @@
 """A page as text nodes with addressable XPaths: the common ground of fields, records and extraction.
 
-Pages are parsed with parsel (``Selector(text=html)``, lxml's HTML parser),
-so every XPath written here works as written with ``Selector.xpath`` on the
-same page text.  An element's **step** is its tag with the attributes that
+Pages are parsed with parsel as HTML (``Selector(text=html, type="html")``,
+lxml's HTML parser, as Scrapy's ``HtmlResponse.xpath`` does: parsel alone takes
+a text opening with an XML declaration for XML, XHTML's namespace then in
+every tag), so every XPath written here works as written with
+``response.xpath`` on the same page.  An element's **step** is its tag with the attributes that
 address it on every page of a template: a stable ``id`` (no digit: ``book-123``
 is per page) anchors the path (``//main[@id="content"]``), stable ``class``
 tokens become a predicate, and per-page tokens (``item-123``) are dropped, as
@@ -28,13 +30,15 @@ _DIGIT = re.compile(r"\d")
 #: Separators inside a class token (``memitem:<hash>``, ``row-12``, ``col_3``).
 _SEPARATORS = "-_:."
 _LABEL_TAGS = frozenset({"th", "dt", "label"})
+#: A tag that is an XPath name test as it stands (ASCII: Python's \w takes "¹", XPath's NameChar does not).
+_NAME_TEST = re.compile(r"[^\W\d][\w\-.]*\Z", re.ASCII)
 
 
 def parse(html: str) -> etree._Element:
-    """The lxml root parsel builds for ``html`` (so XPaths tested here behave the same in parsel)."""
+    """The lxml root parsel builds for ``html`` as HTML (so XPaths tested here behave the same in parsel)."""
     if not html.strip():
         html = "<html></html>"
-    return Selector(text=html).root
+    return Selector(text=html, type="html").root
 
 
 def normalize(text: str | None) -> str:
@@ -97,16 +101,27 @@ def class_tests(value: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
+def name_test(tag: str) -> str:
+    """``tag`` as the node test of a step: the tag itself, or ``*[name()="o:p"]`` when it is no XPath
+    name (libxml2's HTML parser keeps any tag it meets; a word processor's ``<o:p>`` has a prefix no
+    namespace binds, and ``/o:p`` fails to evaluate)."""
+    if _NAME_TEST.match(tag):
+        return tag
+    literal = _literal(tag)
+    return f"*[name()={literal}]" if literal else "*"
+
+
 def tests_step(tag: str, tests: tuple[str, ...]) -> str:
     """A step of ``tag`` whose class passes every one of ``tests`` (:func:`class_tests`)."""
-    return tag + "".join(f'[contains(concat(" ", normalize-space(@class), " "), "{t}")]' for t in tests)
+    return name_test(tag) + "".join(f'[contains(concat(" ", normalize-space(@class), " "), "{t}")]' for t in tests)
 
 
 @lru_cache(maxsize=4096)
 def _class_step(tag: str, value: str) -> str:
     # memoised: a page repeats a few (tag, class) pairs many times, and huge pages made this a third of the cost
     if _stable_tokens(value) and len(_stable_tokens(value)) == len(value.split()) and _literal(value):
-        return f"{tag}[@class={_literal(value)}]"
+        return f"{name_test(tag)}[@class={_literal(value)}]"
     return tests_step(tag, class_tests(value))
 
 
@@ -114,12 +129,12 @@ def step(el: etree._Element) -> str:
     """The element's XPath step: tag plus what its class says on every page (the whole attribute when all its
     tokens are stable; else a test per stable token and per stable prefix of a per-page token)."""
     value = el.get("class")
-    return _class_step(el.tag, value) if value else el.tag
+    return _class_step(el.tag, value) if value else name_test(el.tag)
 
 
 def anchor(el: etree._Element) -> str:
     """The absolute start of a path at an element with a stable id."""
-    return f"//{el.tag}[@id={_literal(stable_id(el))}]"
+    return f"//{name_test(el.tag)}[@id={_literal(stable_id(el))}]"
 
 
 @dataclass(frozen=True)
@@ -162,7 +177,7 @@ def text_nodes(root: etree._Element, start: str | None = None) -> list[TextNode]
     if not isinstance(root.tag, str):
         return out
     if start is None:
-        start = anchor(root) if stable_id(root) else f"/{root.tag}"
+        start = anchor(root) if stable_id(root) else f"/{name_test(root.tag)}"
     stack.append((root, (start,), (), (), ""))
     while stack:
         el, key, pos, cnt, inherited = stack.pop()

@@ -43,6 +43,7 @@ from structcrawl.analysis.pagetree import (
     TextNode,
     anchor,
     class_tests,
+    name_test,
     parse,
     stable_id,
     step,
@@ -82,7 +83,7 @@ def path_of(el: etree._Element) -> str:
             steps.append(anchor(node))
             break
         parent = node.getparent()
-        steps.append(step(node) if parent is not None else f"/{node.tag}")
+        steps.append(step(node) if parent is not None else f"/{name_test(node.tag)}")
         node = parent
     return "/".join(reversed(steps))
 
