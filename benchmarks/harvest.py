@@ -1,6 +1,6 @@
 """Focused-harvest benchmark: every page of chosen page types, against a breadth-first crawl, same run.
 
-    python benchmarks/harvest.py [--demo-pages 30000] [--corpus geos …] [--no-corpora] [--no-demo]
+    python benchmarks/harvest.py [--demo-pages 30000] [--corpus geos …] [--truth class …] [--no-corpora] [--no-demo]
 
 Per site (the demo bookshop and the real corpora of ``benchmarks/corpora.py``,
 each served on 127.0.0.1 by a server that counts every request it answers):
@@ -9,7 +9,7 @@ each served on 127.0.0.1 by a server that counts every request it answers):
 2. a plain breadth-first Scrapy spider crawls the whole site
    (``benchmarks/bfs_baseline.py``): the requests it needs until it has every
    target page of a case is its best case (a BFS crawler that stops at full recall);
-3. per target choice, ``structcrawl harvest`` with the model classes that hold
+3. per target choice (``--truth``, or three chosen by size), ``structcrawl harvest`` with the model classes that hold
    the truth class's pages (by the model's members, majority) as targets.
 
 Per case: target pages in the truth that the BFS reaches, recall of the
@@ -259,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--no-corpora", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the models, feeds and harvest summaries in DIR")
+    ap.add_argument("--truth", action="append", metavar="CLASS",
+                    help="a corpus's truth class to harvest, repeatable (default: the largest, the largest of at "
+                         "most 40 %% and of at most 10 %% of the site that a model class holds)")
     args = ap.parse_args(argv)
 
     def out(msg: str) -> None:
@@ -294,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                 return truth.get(rel)
 
             try:
-                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, None, tmp, out,
+                cases = [(t,) for t in args.truth] if args.truth else None
+                rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, cases, tmp, out,
                                  corpus=corpus)
             finally:
                 srv.shutdown()

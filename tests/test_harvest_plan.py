@@ -233,6 +233,47 @@ def test_a_collection_the_recheck_opened_is_followed_to_its_end():
     assert len(rest) == len(reviews) - 1 > 2 * DEAD_WINDOW
 
 
+def test_a_widened_collection_leaves_the_urls_another_link_of_a_target_page_shows():
+    """A collection the re-check widened is followed for the ground no fetched page reaches: a URL another
+    collection of a fetched target page links is one link from a target harvested, and the plan judged that
+    link there; it waits among the URLs the collection holds (geos: the directories' file lists, widened,
+    list the source files of the class pages harvested too, which spent the re-check's window)."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": ODD, "target": 3, "count": 5})  # an item's best reviews
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=20), [H + "/item/1", H + "/item/2"])
+    drain(h)
+    reviews = [H + f"/review/{i}" for i in range(1, 30)]
+    h.page(H + "/item/2", (1, ITEMS), 2, {ODD: reviews[20:]})  # a target page's other link to them
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+    assert h.recheck() == 1
+    first = h.pop()
+    assert first.key == (2, REVIEWS) and first.url in reviews[:20]
+    h.page(first.url, (2, REVIEWS), 3, {BACK: [H + "/item/9"]}, explore=True)  # pays
+    assert h.collections[(2, REVIEWS)].widened
+    drained = drain(h)
+    assert H + "/item/9" in drained
+    assert sorted(u for u in drained if "/review/" in u) == sorted(set(reviews[:20]) - {first.url})
+    assert {u for u, _r in h.collections[(2, REVIEWS)].held} == set(reviews[20:])
+
+
+def test_the_recheck_probes_a_collection_never_sampled_first():
+    """Of the skipped collections the re-check opens, those no page was fetched from yet go first: a
+    collection the harvest sampled (its probes, or its pages before the dead rule closed it) was judged on
+    evidence, one never sampled only by the model's link counts (geos: the source listings' links to their
+    directories before the class pages' links to their source files, 17 of which had led nowhere; the
+    budget, ~30 pages, is spent in that order)."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": ODD, "target": 3, "count": 5})
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=20), [H + "/item/1", H + "/item/2"])
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: [H + f"/review/{i}" for i in range(1, 9)]})
+    h.page(H + "/item/2", (1, ITEMS), 2, {ODD: [H + f"/review/{i}" for i in range(11, 14)]})
+    assert drain(h) == []
+    h.page(H + "/review/1", (2, REVIEWS), 3, {})  # fetched from it once: sampled
+    assert h.recheck() == 2
+    assert h.pop().key == (2, ODD)  # fewer novel URLs, but never sampled
+
+
 def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
     doc = document()
     samples = {0: ["/"], 1: ["/list/1", "/list/2"], 2: ["/item/1", "/item/2"], 3: ["/about", "/help/faq"]}
