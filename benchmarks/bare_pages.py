@@ -1,7 +1,7 @@
 """Pages whose links are all the site's chrome: could their element paths place them?  (a diagnosis)
 
     python benchmarks/bare_pages.py [--corpus postgresql …] [--strategy densest] [--inflight 32]
-        [--similarity 0.5] [--skeleton 0.99]
+        [--similarity 0.5] [--skeleton 0.99] [--tag-paths]
 
 A page whose only links are the navigation every class shows carries no link
 evidence (issue 13's sixth failure); the model gathers such pages in one class
@@ -14,7 +14,9 @@ page's *class-annotated element paths* (every element's tag path with its
 class tokens, normalised as link-collection paths are, ids dropped, runs
 folded), the paths on ≥ ``--skeleton`` of the modelled pages left out (the
 site's skeleton: Vertex §III-B, sections every page shows carry no weight),
-kept only when that page is ≥ ``--similarity`` alike.  Prints F* before and
+kept only when that page is ≥ ``--similarity`` alike.  ``--tag-paths``: the
+same over the tag paths without classes that the features and the store keep
+already (``PageFeatures.tag_paths``).  Prints F* before and
 after and where the moved pages went.  Nothing here is part of the crawler:
 it measures a rule before it is built.
 """
@@ -55,7 +57,7 @@ def element_paths(body: bytes) -> frozenset[str]:
     return frozenset(out)
 
 
-def run(corpus: str, strategy: str, inflight: int, similarity: float, skeleton: float) -> str:
+def run(corpus: str, strategy: str, inflight: int, similarity: float, skeleton: float, plain: bool) -> str:
     root = corpora.ensure(corpus, lambda m: print(m, file=sys.stderr))
     truth = {p: corpora.label(corpus, p) for p in corpora.html_pages(corpus)}
     truth = {p: c for p, c in truth.items() if c is not None}
@@ -74,17 +76,19 @@ def run(corpus: str, strategy: str, inflight: int, similarity: float, skeleton: 
         assigned[p] = model.classify(schema, urls)[0]
         if schema <= chrome:
             bare.append(p)
+    paths_of = (lambda p: extract(bodies[p], offline_real.BASE + quote(p)).tag_paths) if plain else (
+        lambda p: element_paths(bodies[p]))
     reference = []
     for url, cid in model.page_class.items():
         p = offline_real.offline_path(url)
         if p in bodies and not model.pages[url].schema <= chrome:
-            reference.append((cid, element_paths(bodies[p])))
+            reference.append((cid, paths_of(p)))
     counts = Counter(x for _, paths in reference for x in paths)
     skel = {x for x, k in counts.items() if k >= skeleton * len(reference)}
     reference = [(cid, paths - skel) for cid, paths in reference]
     placed, moved = dict(assigned), Counter()
     for p in bare:
-        paths = element_paths(bodies[p]) - skel
+        paths = paths_of(p) - skel
         best, best_sim = None, -1.0
         for cid, other in reference:
             sim = len(paths & other) / max(1, len(paths | other))
@@ -106,10 +110,11 @@ def main(argv=None) -> int:
     ap.add_argument("--inflight", type=int, default=32)
     ap.add_argument("--similarity", type=float, default=0.5)
     ap.add_argument("--skeleton", type=float, default=0.99)
+    ap.add_argument("--tag-paths", action="store_true", help="tag paths without classes (what the store keeps)")
     args = ap.parse_args(argv)
     for corpus in args.corpus or ["postgresql", "commons-math3"]:
         for strategy in args.strategy or ["densest"]:
-            print(run(corpus, strategy, args.inflight, args.similarity, args.skeleton), flush=True)
+            print(run(corpus, strategy, args.inflight, args.similarity, args.skeleton, args.tag_paths), flush=True)
     return 0
 
 
