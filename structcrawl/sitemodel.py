@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 
 from structcrawl.core.features import PageFeatures
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE, Costs, Page, PageClass, SiteModel
+from structcrawl.core.placement import from_document as placement_from_document
+from structcrawl.core.placement import to_document as placement_document
 from structcrawl.core.spelling import PathSpeller
 from structcrawl.files import atomic_write
 
@@ -328,6 +330,9 @@ def model_document(
         },
         "classes": classes,
         "class_links": links,
+        # where classification places a page whose links are all the site's chrome: the distinct tag-path
+        # sets of the members with links beyond it, with their classes (structcrawl.core.placement)
+        "placement": placement_document(model.reference(), model.unplaced()),
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
         # the template ids kept in collection paths ("place#id", structcrawl.core.spelling) and the
@@ -455,7 +460,7 @@ class LoadedModel:
         return self.site_model.classify(schema, url_count)
 
     def classify_page(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.site_model.classify(*self.site_model.spelled(feats.collections))
+        return self.site_model.classify(*self.site_model.spelled(feats.collections), feats.tag_paths)
 
 
 def _fail(source: str, message: str) -> ModelFormatError:
@@ -587,6 +592,12 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
             source, "malformed 'spelling.wrappers' (expected a list of [place, wrapper] string pairs)")
     model = rebuild_site_model(costs, specs)
     model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers])
+    placing = document.get("placement")  # models written before it place no page by its tag paths
+    if placing is not None:
+        _expect(_placement_ok(placing, infos), source,
+                "malformed 'placement' (expected tag_paths: [strings], sets and unplaced: [{paths: [indices], "
+                "classes: [[class id, pages]]}] naming listed classes)")
+        model.set_references(*placement_from_document(placing))
     mdl = document["mdl"]
     try:
         model.model_bits = float(mdl.get("model_bits", 0.0))
@@ -594,6 +605,19 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     except (TypeError, ValueError):
         raise _fail(source, "mdl figures must be numbers") from None
     return LoadedModel(document, model, infos)
+
+
+def _placement_ok(doc: Any, classes: Mapping[int, ClassInfo]) -> bool:
+    if not (isinstance(doc, dict) and isinstance(doc.get("tag_paths"), list)
+            and isinstance(doc.get("sets"), list) and isinstance(doc.get("unplaced"), list)):
+        return False
+    n = len(doc["tag_paths"])
+    return all(isinstance(p, str) for p in doc["tag_paths"]) and all(
+        isinstance(e, dict) and isinstance(e.get("paths"), list) and isinstance(e.get("classes"), list)
+        and all(isinstance(i, int) and 0 <= i < n for i in e["paths"])
+        and all(isinstance(c, list) and len(c) == 2 and c[0] in classes and isinstance(c[1], int) and c[1] > 0
+                for c in e["classes"])
+        for e in doc["sets"] + doc["unplaced"])
 
 
 def rebuild_site_model(costs: Costs, specs: Iterable[Mapping[str, Any]]) -> SiteModel:

@@ -40,7 +40,7 @@ def test_top_level_layout(crawl):
     doc = document(crawl)
     assert doc["format"] == FORMAT and doc["format_version"] == FORMAT_VERSION == 2
     assert set(doc) == {"format", "format_version", "site", "crawl", "parameters", "mdl", "classes", "class_links",
-                        "spelling", "merges", "history", "checks"}
+                        "placement", "spelling", "merges", "history", "checks"}
     assert doc["spelling"]["ids"] == sorted(crawl[2].model.speller.kept)
     assert doc["spelling"]["wrappers"] == [list(w) for w in sorted(crawl[2].model.speller.wrappers)]
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}

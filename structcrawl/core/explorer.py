@@ -170,7 +170,7 @@ class Explorer:
         arrived = [self._page(f.url, f.collections, f.tag_paths) for f in fresh]
         if self.model.classes:
             for page in arrived:
-                self.predicted[page.url] = self.model.classify(page.schema, page.url_count)[0]
+                self.predicted[page.url] = self.model.classify(page.schema, page.url_count, page.tag_paths)[0]
         selection = select_candidates(arrived, self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
@@ -323,7 +323,7 @@ class Explorer:
         return counts
 
     def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.model.classify(*self.model.spelled(feats.collections))
+        return self.model.classify(*self.model.spelled(feats.collections), feats.tag_paths)
 
 
 def run_offline(

@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from structcrawl.core.placement import TagPathReference
 from structcrawl.core.spelling import PathSpeller
 
 
@@ -308,6 +309,11 @@ class SiteModel:
         #: distinct member schema -> class id -> members with it: what ``classify`` compares a page with
         self.schema_classes: dict[frozenset[str], Counter] = {}
         self._next_id = 0
+        #: the site's chrome and the tag paths of the pages with links beyond it, built when first
+        #: needed after a change (``chrome``, ``reference``; or read from a model file)
+        self._chrome: set[str] | None = None
+        self._reference: TagPathReference | None = None
+        self._unplaced: TagPathReference | None = None
 
     @classmethod
     def from_assignment(cls, pages: Iterable[Page], assignment: Mapping[str, int], costs: Costs,
@@ -427,7 +433,7 @@ class SiteModel:
         """
         path_bits = self._path_bits(cand)
         new = self.new_bits(cand, path_bits)
-        chrome = site_chrome(self)
+        chrome = self.chrome()
         best_bits = None
         near: tuple[float, float, int] | None = None  # (link distance, -twin similarity, id)
         costs_by_class: list[tuple[float, int]] = []
@@ -471,6 +477,7 @@ class SiteModel:
         self.model_bits -= cls.model_bits(c)
         self.data_bits -= cls.data_bits(c)
         cls.add(pages)
+        self._chrome = self._reference = self._unplaced = None
         for page in pages:
             self.schema_classes.setdefault(page.schema, Counter())[cls.id] += 1
             self.known_paths.update(page.schema)
@@ -491,6 +498,7 @@ class SiteModel:
         a.schema_total += b.schema_total
         a.url_total += b.url_total
         a.tag_counts.update(b.tag_counts)
+        self._chrome = self._reference = self._unplaced = None
         for url in b.members:
             self.page_class[url] = keep
         for counts in self.schema_classes.values():
@@ -500,7 +508,38 @@ class SiteModel:
         self.data_bits += a.data_bits(c)
 
     # -- classification -------------------------------------------------------------
-    def classify(self, schema: frozenset[str], url_count: int = 0) -> tuple[int | None, float]:
+    def chrome(self) -> set[str]:
+        """``site_chrome`` of the model as it stands (cached until it changes)."""
+        if self._chrome is None:
+            self._chrome = site_chrome(self)
+        return self._chrome
+
+    def reference(self) -> TagPathReference:
+        """The tag paths of the members with links beyond the chrome, by class: where a page
+        whose links are all the chrome is placed (``structcrawl.core.placement``)."""
+        if self._reference is None:
+            chrome = self.chrome()
+            self._reference = TagPathReference.of_pages(
+                (page.tag_paths, self.page_class[url]) for url, page in self.pages.items()
+                if not page.schema <= chrome)
+        return self._reference
+
+    def unplaced(self) -> TagPathReference:
+        """The tag paths of the members whose links are all the chrome and that ``reference``
+        places nowhere, by class: where a page it places nowhere goes (the stubs together)."""
+        if self._unplaced is None:
+            chrome, reference = self.chrome(), self.reference()
+            self._unplaced = TagPathReference.of_pages(
+                (page.tag_paths, self.page_class[url]) for url, page in self.pages.items()
+                if page.schema <= chrome and reference.nearest(page.tag_paths) is None)
+        return self._unplaced
+
+    def set_references(self, reference: TagPathReference, unplaced: TagPathReference) -> None:
+        """Use these (read from a model file, which does not keep its members' pages)."""
+        self._reference, self._unplaced = reference, unplaced
+
+    def classify(self, schema: frozenset[str], url_count: int = 0,
+                 tag_paths: frozenset[str] | None = None) -> tuple[int | None, float]:
         """The class of the member most like the page, or None when no class fits;
         with the page's code length in that class.
 
@@ -521,13 +560,22 @@ class SiteModel:
         fits that member's class whatever its code length: the model already placed such a
         page there (a loose class's member could otherwise be answered "no class": 3 of the
         Doxygen namespace pages in one crawl, its classification agreeing with the model on
-        98.7 % of the members).
+        98.7 % of the members).  A page whose links are all the site's chrome, given its
+        ``tag_paths``, goes where its tag paths place it (``structcrawl.core.placement``),
+        or, placed nowhere, with the members likewise placed nowhere that are nearest it, once
+        there are ``CHROME_CLASSES`` classes; the model's regroup places such members alike.
         """
         total = len(self.pages)
         if not self.classes:
             return None, 0.0
         known = self.known_paths
         seen = frozenset(p for p in schema if p in known)
+        if tag_paths and len(self.classes) >= CHROME_CLASSES and schema <= self.chrome():
+            placed = self.reference().nearest(tag_paths)
+            if placed is None:
+                placed = self.unplaced().nearest(tag_paths, least=0.0)
+            if placed is not None:
+                return placed, class_code_length(seen, self.classes[placed], total)
         best = self._nearest_class(seen)
         cost = class_code_length(seen, self.classes[best], total)
         if not schema or schema in self.schema_classes:

@@ -1,0 +1,89 @@
+"""Pages whose links are all the site's chrome, placed by their tag paths (``structcrawl.core.placement``)."""
+
+from __future__ import annotations
+
+from structcrawl.core.model import Costs, Page, SiteModel
+from structcrawl.core.placement import TagPathReference, from_document, to_document
+from structcrawl.core.split import regroup
+
+CHROME = ("nav/a", "footer/a")
+#: the frame every page of the site has: left out of the comparison
+SKELETON = ("html", "html/head", "html/body", "html/body/div.nav", "html/body/div.nav/a", "html/body/div.footer")
+SECTION = SKELETON + ("html/body/div.sect1/p", "html/body/div.sect1/h2", "html/body/div.sect1/pre")
+COMMAND = SKELETON + ("html/body/div.refentry/h2", "html/body/div.refsynopsis/pre", "html/body/div.refsect1/p",
+                      "html/body/div.refsect1/dl/dt")
+INDEX = SKELETON + ("html/body/div.index/dl/dt", "html/body/div.index/dl/dd")
+
+
+def page(url, tags, *paths):
+    return Page(url, frozenset(CHROME + paths), len(paths) + 2, frozenset(tags))
+
+
+def sections(n, name="sect", links=("xref/a",), extra=()):
+    return [page(f"{name}{i}", SECTION + extra + (f"html/body/div.sect1/p/em{i % 2}",), *links) for i in range(n)]
+
+
+def commands(n, name="cmd", links=("seealso/a",)):
+    return [page(f"{name}{i}", COMMAND + (f"html/body/div.refsect1/p/code{i % 3}",), *links) for i in range(n)]
+
+
+def indices(n):
+    return [page(f"index{i}", INDEX, "letters/a") for i in range(n)]
+
+
+def model_of(groups):
+    pages = [p for g in groups for p in g]
+    return SiteModel.from_assignment(pages, {p.url: cid for cid, g in enumerate(groups) for p in g}, Costs())
+
+
+def test_a_page_of_chrome_links_goes_to_the_class_of_its_nearest_page_with_links():
+    """DocBook sections and command pages whose only links are the navigation: the link code
+    sees one page twice (the same schema); the tag paths tell a section from a command page."""
+    model = model_of([sections(6), commands(6), indices(3)])
+    chrome = frozenset(CHROME)
+    bare_section = sections(1, "bare", links=())[0]
+    bare_command = commands(1, "bare", links=())[0]
+    assert model.classify(chrome, 2, bare_section.tag_paths)[0] == 0
+    assert model.classify(chrome, 2, bare_command.tag_paths)[0] == 1
+    # without its tag paths such a page is one schema: both answers are alike
+    assert model.classify(chrome, 2)[0] == model.classify(chrome, 2)[0]
+    # a page with links of its own is placed by its links, whatever its tag paths
+    assert model.classify(frozenset(CHROME + ("seealso/a",)), 3, bare_section.tag_paths)[0] == 1
+
+
+def test_the_skeleton_is_left_out_of_the_comparison():
+    """A "No usage of X" stub is the frame and one sentence: counting the frame, it is 0.78 alike
+    to a sparse summary page; left out, 0.33, and it stays where the link code puts it."""
+    stub = frozenset(SKELETON + ("html/body/div.msg/p",))
+    summary = SKELETON + ("html/body/div.msg/p", "html/body/table/tr/td", "html/body/table/tr/th")
+    ref = TagPathReference.of_pages([(frozenset(summary), 0)] * 3 + [(frozenset(COMMAND), 1)] * 3)
+    assert "html/body/div.nav/a" in ref.skeleton
+    assert ref.nearest(stub) is None
+    assert ref.nearest(frozenset(summary)) == 0
+    assert ref.nearest(frozenset()) is None
+
+
+def test_the_regroup_places_chrome_only_members_and_keeps_the_unplaceable_together():
+    """Chrome-only pages the link code gathered in one class go to their nearest type; stubs
+    near no page with links stay together."""
+    stubs = [page(f"stub{i}", SKELETON + ("html/body/div.msg/p",)) for i in range(3)]
+    bare = sections(3, "bare", links=()) + commands(2, "barecmd", links=())
+    model = model_of([sections(6), commands(6), indices(3), bare + stubs])
+    assignment = regroup(model)
+    assert {assignment[p.url] for p in sections(3, "bare")} == {0}
+    assert {assignment[p.url] for p in commands(2, "barecmd")} == {1}
+    assert {assignment[p.url] for p in stubs} == {3}
+    # the regrouped model answers alike for its own chrome-only members
+    placed = SiteModel.from_assignment(list(model.pages.values()), assignment, Costs())
+    for p in bare + stubs:
+        assert placed.classify(p.schema, p.url_count, p.tag_paths)[0] == assignment[p.url]
+
+
+def test_the_references_travel_in_a_document():
+    ref = TagPathReference.of_pages([(frozenset(SECTION), 0), (frozenset(SECTION), 2), (frozenset(SECTION), 0),
+                                     (frozenset(COMMAND), 1)])
+    unplaced = TagPathReference.of_pages([(frozenset(SKELETON + ("html/body/div.msg/p",)), 3)])
+    back, back_unplaced = from_document(to_document(ref, unplaced))
+    assert back.sets == ref.sets and back.skeleton == ref.skeleton and back_unplaced.sets == unplaced.sets
+    assert back.nearest(frozenset(SECTION)) == 0  # the class holding most pages of the set
+    assert to_document(back, back_unplaced) == to_document(ref, unplaced)
