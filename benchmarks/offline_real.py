@@ -89,7 +89,7 @@ def run(corpus: str, strategy: str, confusion: bool = False, inflight: int = 0, 
     for p in truth:
         with open(os.path.join(root, p), "rb") as fh:
             feats = extract(fh.read(), BASE + quote(p))
-        assigned[p] = model.classify(*model.spelled(feats.collections), feats.tag_paths)[0]
+        assigned[p] = model.classify(*model.spelled(feats.collections), feats.element_paths)[0]
     res = evaluate(assigned, truth)
     # classification agrees with the model's own membership (issue 13: >= 99 %)
     members = {offline_path(u): c for u, c in model.page_class.items()}

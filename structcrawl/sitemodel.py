@@ -460,7 +460,7 @@ class LoadedModel:
         return self.site_model.classify(schema, url_count)
 
     def classify_page(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.site_model.classify(*self.site_model.spelled(feats.collections), feats.tag_paths)
+        return self.site_model.classify(*self.site_model.spelled(feats.collections), feats.element_paths)
 
 
 def _fail(source: str, message: str) -> ModelFormatError:
@@ -595,7 +595,7 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     placing = document.get("placement")  # models written before it place no page by its tag paths
     if placing is not None:
         _expect(_placement_ok(placing, infos), source,
-                "malformed 'placement' (expected tag_paths: [strings], sets and unplaced: [{paths: [indices], "
+                "malformed 'placement' (expected paths: [strings], sets and unplaced: [{paths: [indices], "
                 "classes: [[class id, pages]]}] naming listed classes)")
         model.set_references(*placement_from_document(placing))
     mdl = document["mdl"]
@@ -608,11 +608,11 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
 
 
 def _placement_ok(doc: Any, classes: Mapping[int, ClassInfo]) -> bool:
-    if not (isinstance(doc, dict) and isinstance(doc.get("tag_paths"), list)
+    if not (isinstance(doc, dict) and isinstance(doc.get("paths"), list)
             and isinstance(doc.get("sets"), list) and isinstance(doc.get("unplaced"), list)):
         return False
-    n = len(doc["tag_paths"])
-    return all(isinstance(p, str) for p in doc["tag_paths"]) and all(
+    n = len(doc["paths"])
+    return all(isinstance(p, str) for p in doc["paths"]) and all(
         isinstance(e, dict) and isinstance(e.get("paths"), list) and isinstance(e.get("classes"), list)
         and all(isinstance(i, int) and 0 <= i < n for i in e["paths"])
         and all(isinstance(c, list) and len(c) == 2 and c[0] in classes and isinstance(c[1], int) and c[1] > 0

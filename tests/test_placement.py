@@ -1,9 +1,9 @@
-"""Pages whose links are all the site's chrome, placed by their tag paths (``structcrawl.core.placement``)."""
+"""Pages whose links are all the site's chrome, placed by their element paths (``structcrawl.core.placement``)."""
 
 from __future__ import annotations
 
 from structcrawl.core.model import Costs, Page, SiteModel
-from structcrawl.core.placement import TagPathReference, from_document, to_document
+from structcrawl.core.placement import PathReference, from_document, to_document
 from structcrawl.core.split import regroup
 
 CHROME = ("nav/a", "footer/a")
@@ -16,7 +16,7 @@ INDEX = SKELETON + ("html/body/div.index/dl/dt", "html/body/div.index/dl/dd")
 
 
 def page(url, tags, *paths):
-    return Page(url, frozenset(CHROME + paths), len(paths) + 2, frozenset(tags))
+    return Page(url, frozenset(CHROME + paths), len(paths) + 2, element_paths=frozenset(tags))
 
 
 def sections(n, name="sect", links=("xref/a",), extra=()):
@@ -38,17 +38,17 @@ def model_of(groups):
 
 def test_a_page_of_chrome_links_goes_to_the_class_of_its_nearest_page_with_links():
     """DocBook sections and command pages whose only links are the navigation: the link code
-    sees one page twice (the same schema); the tag paths tell a section from a command page."""
+    sees one page twice (the same schema); the element paths tell a section from a command page."""
     model = model_of([sections(6), commands(6), indices(3)])
     chrome = frozenset(CHROME)
     bare_section = sections(1, "bare", links=())[0]
     bare_command = commands(1, "bare", links=())[0]
-    assert model.classify(chrome, 2, bare_section.tag_paths)[0] == 0
-    assert model.classify(chrome, 2, bare_command.tag_paths)[0] == 1
-    # without its tag paths such a page is one schema: both answers are alike
+    assert model.classify(chrome, 2, bare_section.element_paths)[0] == 0
+    assert model.classify(chrome, 2, bare_command.element_paths)[0] == 1
+    # without its element paths such a page is one schema: both answers are alike
     assert model.classify(chrome, 2)[0] == model.classify(chrome, 2)[0]
-    # a page with links of its own is placed by its links, whatever its tag paths
-    assert model.classify(frozenset(CHROME + ("seealso/a",)), 3, bare_section.tag_paths)[0] == 1
+    # a page with links of its own is placed by its links, whatever its element paths
+    assert model.classify(frozenset(CHROME + ("seealso/a",)), 3, bare_section.element_paths)[0] == 1
 
 
 def test_the_skeleton_is_left_out_of_the_comparison():
@@ -56,7 +56,7 @@ def test_the_skeleton_is_left_out_of_the_comparison():
     to a sparse summary page; left out, 0.33, and it stays where the link code puts it."""
     stub = frozenset(SKELETON + ("html/body/div.msg/p",))
     summary = SKELETON + ("html/body/div.msg/p", "html/body/table/tr/td", "html/body/table/tr/th")
-    ref = TagPathReference.of_pages([(frozenset(summary), 0)] * 3 + [(frozenset(COMMAND), 1)] * 3)
+    ref = PathReference.of_pages([(frozenset(summary), 0)] * 3 + [(frozenset(COMMAND), 1)] * 3)
     assert "html/body/div.nav/a" in ref.skeleton
     assert ref.nearest(stub) is None
     assert ref.nearest(frozenset(summary)) == 0
@@ -76,14 +76,36 @@ def test_the_regroup_places_chrome_only_members_and_keeps_the_unplaceable_togeth
     # the regrouped model answers alike for its own chrome-only members
     placed = SiteModel.from_assignment(list(model.pages.values()), assignment, Costs())
     for p in bare + stubs:
-        assert placed.classify(p.schema, p.url_count, p.tag_paths)[0] == assignment[p.url]
+        assert placed.classify(p.schema, p.url_count, p.element_paths)[0] == assignment[p.url]
 
 
 def test_the_references_travel_in_a_document():
-    ref = TagPathReference.of_pages([(frozenset(SECTION), 0), (frozenset(SECTION), 2), (frozenset(SECTION), 0),
+    ref = PathReference.of_pages([(frozenset(SECTION), 0), (frozenset(SECTION), 2), (frozenset(SECTION), 0),
                                      (frozenset(COMMAND), 1)])
-    unplaced = TagPathReference.of_pages([(frozenset(SKELETON + ("html/body/div.msg/p",)), 3)])
+    unplaced = PathReference.of_pages([(frozenset(SKELETON + ("html/body/div.msg/p",)), 3)])
     back, back_unplaced = from_document(to_document(ref, unplaced))
     assert back.sets == ref.sets and back.skeleton == ref.skeleton and back_unplaced.sets == unplaced.sets
     assert back.nearest(frozenset(SECTION)) == 0  # the class holding most pages of the set
     assert to_document(back, back_unplaced) == to_document(ref, unplaced)
+
+
+def test_class_tokens_tell_apart_pages_of_the_same_tags():
+    """QDoc's licence pages: three tag paths beyond the skeleton, all on the overview pages;
+    their class tokens are their own, and they stay with their kind."""
+    overview = SKELETON + ("html/body/div.content/p", "html/body/div.content/h2", "html/body/div.content/ul/li")
+    licence = SKELETON + ("html/body/div.content.licence/p", "html/body/div.content.licence/h2")
+    plain = {p.replace(".content.licence", ".content") for p in licence}
+    ref = PathReference.of_pages([(frozenset(overview), 0)] * 4 + [(frozenset(COMMAND), 1)] * 4)
+    assert ref.nearest(frozenset(plain)) == 0  # by tags alone, an overview
+    assert ref.nearest(frozenset(licence)) is None
+
+
+def test_element_paths_carry_class_tokens_and_no_ids():
+    from structcrawl.core.features import extract
+
+    feats = extract(b'<html><body><div id="SQL-SELECT" class="refentry x12"><p>text</p>'
+                    b'<ul><li><ul><li><a href="/a">a</a></li></ul></li></ul></div></body></html>',
+                    "http://127.0.0.1/p.html")
+    assert "html/body/div.*.refentry/p" in feats.element_paths
+    assert "html/body/div.*.refentry/ul/li/a" in feats.element_paths  # nested runs folded, as tag paths
+    assert "html/body/div/p" in feats.tag_paths and not any("#" in p for p in feats.element_paths)

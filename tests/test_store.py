@@ -153,7 +153,7 @@ def explorer_state(ex: Explorer):
                for cid, c in m.classes.items()}
     return (classes, dict(m.page_class), m.mdl, m.model_bits, m.data_bits, dict(ex.aliases), set(ex.failed),
             ex.updates, ex.stable, ex.stability.reason, list(ex.stability.checks), frontier_state(ex.frontier),
-            list(ex.merges), {u: dict(c) for u, c in ex.links.items()}, dict(ex.tag_paths))
+            list(ex.merges), {u: dict(c) for u, c in ex.links.items()}, dict(ex.tag_paths), dict(ex.element_paths))
 
 
 # ---------------------------------------------------------------------------
@@ -216,6 +216,7 @@ def test_stored_history_replays_to_the_live_state(db_url, site):
     info, rebuilt, result = store.rebuild("demo")  # include_issued: in-flight pops too, as live
     assert result.completed == 60 and len(result.in_flight) == len(crawl.queue)
     assert explorer_state(rebuilt) == live
+    assert any(rebuilt.element_paths.values())  # kept beside the tag paths (what places chrome-only pages)
     assert [rebuilt.next_batch() for _ in range(3)] == live_next
     session.close("stopped", "test")
     store.dispose()

@@ -124,6 +124,7 @@ class Explorer:
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
+        self.element_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its element paths (placement)
         self._shapes: dict[frozenset[str], frozenset[str]] = {}  #: one object per distinct tag-path set
         self.aliases: dict[str, str] = {}  #: requested URL -> final URL (redirects)
         self.failed: set[str] = set()
@@ -167,10 +168,10 @@ class Explorer:
         speller = self.model.speller
         for f in fresh:
             speller.observe(f.collections)
-        arrived = [self._page(f.url, f.collections, f.tag_paths) for f in fresh]
+        arrived = [self._page(f.url, f.collections, f.tag_paths, f.element_paths) for f in fresh]
         if self.model.classes:
             for page in arrived:
-                self.predicted[page.url] = self.model.classify(page.schema, page.url_count, page.tag_paths)[0]
+                self.predicted[page.url] = self.model.classify(page.schema, page.url_count, page.element_paths)[0]
         selection = select_candidates(arrived, self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}
@@ -180,6 +181,7 @@ class Explorer:
                 self.order.append(page.url)
                 self.links[page.url] = feats.collections
                 self.tag_paths[page.url] = self._shapes.setdefault(feats.tag_paths, feats.tag_paths)
+                self.element_paths[page.url] = self._shapes.setdefault(feats.element_paths, feats.element_paths)
                 self.frontier.add_links(decision.class_id, self._in_scope(speller.collections(feats.collections)))
             self.frontier.record(batch.key, [decision.class_id] * cand.size)
         self.updates += 1
@@ -196,9 +198,10 @@ class Explorer:
                                           round(self.model.mdl, 4), self.frontier.pending_urls()))
         return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
 
-    def _page(self, url: str, collections: dict[str, tuple[str, ...]], tag_paths: frozenset[str]) -> Page:
+    def _page(self, url: str, collections: dict[str, tuple[str, ...]], tag_paths: frozenset[str],
+              element_paths: frozenset[str]) -> Page:
         schema, url_count = self.model.spelled(collections)
-        return Page(url, schema, url_count, tag_paths)
+        return Page(url, schema, url_count, tag_paths, element_paths)
 
     def check(self) -> None:
         """Score the predictions made for the pages modelled since the last check (each
@@ -261,7 +264,7 @@ class Explorer:
         """The path spelling changed (``PathSpeller.settle``; ``before`` spells as it was):
         every modelled page and the frontier spelled anew, each page in the class it was in."""
         model = self.model
-        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
+        pages = [self._page(u, self.links[u], self.tag_paths[u], self.element_paths[u]) for u in self.order]
         self.model = SiteModel.from_assignment(pages, model.page_class, model.costs, model.speller)
         self.model._next_id = max(self.model._next_id, model._next_id)
         speller = self.model.speller
@@ -275,7 +278,7 @@ class Explorer:
 
     def _recluster(self) -> None:
         model = self.model
-        pages = [self._page(u, self.links[u], self.tag_paths[u]) for u in self.order]
+        pages = [self._page(u, self.links[u], self.tag_paths[u], self.element_paths[u]) for u in self.order]
         self.model = recluster(pages, model.costs, self.dt, dict(model.page_class), model._next_id, model.speller)
         speller = self.model.speller
         self.frontier.rebuild(((self.model.page_class[u], self._in_scope(speller.collections(self.links[u])))
@@ -323,7 +326,7 @@ class Explorer:
         return counts
 
     def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
-        return self.model.classify(*self.model.spelled(feats.collections), feats.tag_paths)
+        return self.model.classify(*self.model.spelled(feats.collections), feats.element_paths)
 
 
 def run_offline(

@@ -100,6 +100,9 @@ class PageFeatures:
     links: tuple[Link, ...] = ()
     #: root-to-element tag paths present on the page
     tag_paths: frozenset[str] = frozenset()
+    #: the same with each step's class tokens, normalised as in collection paths (no ids): what
+    #: places a page whose links are all the site's chrome (``structcrawl.core.placement``)
+    element_paths: frozenset[str] = frozenset()
     #: True when the page had more than MAX_LINKS links and was cut
     truncated: bool = False
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -278,6 +281,7 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
     # One pass over the elements: tag path and collection path of each from its parent's.
     root_tag = root.tag if root.tag in _TAGS_OK else _xpath_safe_tag(root)
     tag_path: dict[etree._Element, str] = {root: root_tag}
+    element_path: dict[etree._Element, str] = {root: root_tag}
     coll_path: dict[etree._Element, str] = {root: _step(root_tag, root.get("id"), root.get("class"))}
     anchors: list[etree._Element] = []
     for el in root.iterdescendants(etree.Element):
@@ -286,12 +290,14 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
             tag = _xpath_safe_tag(el)
         parent = el.getparent()
         tag_path[el] = tag_path[parent] + "/" + tag
+        element_path[el] = element_path[parent] + "/" + _step(tag, None, el.get("class"))
         coll_path[el] = coll_path[parent] + "/" + _step(tag, el.get("id"), el.get("class"))
         if tag in _LINK_TAGS:
             anchors.append(el)
     title = _title(root)
     # interned: thousands of stored pages share the same few hundred paths
     tag_paths = frozenset(sys.intern(collapse_runs(p)) for p in set(tag_path.values()))
+    element_paths = frozenset(sys.intern(collapse_runs(p)) for p in set(element_path.values()))
 
     resolve = _resolver(base)
     links: list[Link] = []
@@ -307,7 +313,8 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
             truncated = True
             break
         links.append(Link(link_url, tree.getpath(el), sys.intern(coll_path[el])))
-    return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, truncated=truncated, title=title)
+    return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, element_paths=element_paths,
+                        truncated=truncated, title=title)
 
 
 def _title(root: etree._Element) -> str:

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from structcrawl.core.placement import TagPathReference
+from structcrawl.core.placement import PathReference
 from structcrawl.core.spelling import PathSpeller
 
 
@@ -43,12 +43,13 @@ class Costs:
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """What the model keeps of a page: its URL, schema and URL count."""
+    """What the model keeps of a page: its URL, schema and URL count, tag and element paths."""
 
     url: str
     schema: frozenset[str]
     url_count: int
     tag_paths: frozenset[str] = frozenset()
+    element_paths: frozenset[str] = frozenset()
 
 
 def encoding_cost(schema: frozenset[str], url_count: int, class_schema: frozenset[str] | set[str] | dict,
@@ -312,8 +313,8 @@ class SiteModel:
         #: the site's chrome and the tag paths of the pages with links beyond it, built when first
         #: needed after a change (``chrome``, ``reference``; or read from a model file)
         self._chrome: set[str] | None = None
-        self._reference: TagPathReference | None = None
-        self._unplaced: TagPathReference | None = None
+        self._reference: PathReference | None = None
+        self._unplaced: PathReference | None = None
 
     @classmethod
     def from_assignment(cls, pages: Iterable[Page], assignment: Mapping[str, int], costs: Costs,
@@ -514,32 +515,32 @@ class SiteModel:
             self._chrome = site_chrome(self)
         return self._chrome
 
-    def reference(self) -> TagPathReference:
-        """The tag paths of the members with links beyond the chrome, by class: where a page
+    def reference(self) -> PathReference:
+        """The element paths of the members with links beyond the chrome, by class: where a page
         whose links are all the chrome is placed (``structcrawl.core.placement``)."""
         if self._reference is None:
             chrome = self.chrome()
-            self._reference = TagPathReference.of_pages(
-                (page.tag_paths, self.page_class[url]) for url, page in self.pages.items()
+            self._reference = PathReference.of_pages(
+                (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
                 if not page.schema <= chrome)
         return self._reference
 
-    def unplaced(self) -> TagPathReference:
-        """The tag paths of the members whose links are all the chrome and that ``reference``
+    def unplaced(self) -> PathReference:
+        """The element paths of the members whose links are all the chrome and that ``reference``
         places nowhere, by class: where a page it places nowhere goes (the stubs together)."""
         if self._unplaced is None:
             chrome, reference = self.chrome(), self.reference()
-            self._unplaced = TagPathReference.of_pages(
-                (page.tag_paths, self.page_class[url]) for url, page in self.pages.items()
-                if page.schema <= chrome and reference.nearest(page.tag_paths) is None)
+            self._unplaced = PathReference.of_pages(
+                (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
+                if page.schema <= chrome and reference.nearest(page.element_paths) is None)
         return self._unplaced
 
-    def set_references(self, reference: TagPathReference, unplaced: TagPathReference) -> None:
+    def set_references(self, reference: PathReference, unplaced: PathReference) -> None:
         """Use these (read from a model file, which does not keep its members' pages)."""
         self._reference, self._unplaced = reference, unplaced
 
     def classify(self, schema: frozenset[str], url_count: int = 0,
-                 tag_paths: frozenset[str] | None = None) -> tuple[int | None, float]:
+                 element_paths: frozenset[str] | None = None) -> tuple[int | None, float]:
         """The class of the member most like the page, or None when no class fits;
         with the page's code length in that class.
 
@@ -561,7 +562,7 @@ class SiteModel:
         page there (a loose class's member could otherwise be answered "no class": 3 of the
         Doxygen namespace pages in one crawl, its classification agreeing with the model on
         98.7 % of the members).  A page whose links are all the site's chrome, given its
-        ``tag_paths``, goes where its tag paths place it (``structcrawl.core.placement``),
+        ``element_paths``, goes where they place it (``structcrawl.core.placement``),
         or, placed nowhere, with the members likewise placed nowhere that are nearest it, once
         there are ``CHROME_CLASSES`` classes; the model's regroup places such members alike.
         """
@@ -570,10 +571,10 @@ class SiteModel:
             return None, 0.0
         known = self.known_paths
         seen = frozenset(p for p in schema if p in known)
-        if tag_paths and len(self.classes) >= CHROME_CLASSES and schema <= self.chrome():
-            placed = self.reference().nearest(tag_paths)
+        if element_paths and len(self.classes) >= CHROME_CLASSES and schema <= self.chrome():
+            placed = self.reference().nearest(element_paths)
             if placed is None:
-                placed = self.unplaced().nearest(tag_paths, least=0.0)
+                placed = self.unplaced().nearest(element_paths, least=0.0)
             if placed is not None:
                 return placed, class_code_length(seen, self.classes[placed], total)
         best = self._nearest_class(seen)

@@ -1,23 +1,26 @@
-"""Placing a page whose links are all the site's chrome by its tag paths (issue 13's sixth failure).
+"""Placing a page whose links are all the site's chrome by its element paths (issue 13's sixth failure).
 
 A page whose only link collections are the site's chrome (a stub, "No usage of
 X", a section of prose with no link of its own) carries no link evidence of its
 template: the §3.2 code of Crescenzi et al. puts it in whichever class asks
 least.  Its element structure still shows its template.  Such a page goes to the
 class of its nearest modelled page *with* links of its own: 1-nearest-neighbour
-by Jaccard similarity of tag-path sets (the bag of paths of DESIGN.md's page
-features, one entry per distinct path), kept when the similarity reaches
+by Jaccard similarity of *element paths* (every element's root path, each step
+its tag and class tokens normalised as in collection paths, ids dropped, runs
+folded; ``PageFeatures.element_paths``), kept when the similarity reaches
 ``PLACE_SIMILARITY``.  A page near no such page goes with the likewise
 unplaced chrome-only pages nearest it (stubs stay together, where the model
 gathered them), else where the link code puts it.
 
-The paths on nearly every reference page (``SKELETON_SHARE``: the html/head/
-body frame, the navigation bar) are left out of the comparison, as Chakrabarti
-& Mehta drop template paths before comparing pages (§3.4): with them, Javadoc's
-"No usage of" stubs (a header, a footer and one sentence) were nearest to the
-package summaries at Jaccard ≥ 0.8 and joined them; without them, the stubs
-are near nothing and stay a class of their own.  Measured in docs/design.md,
-item 23 (DocBook sections with only the navigation links: F* 0.878 -> 0.97).
+Class tokens, not bare tags: QDoc's licence pages have three tag paths beyond
+the skeleton, all on its overview pages, and joined them; their classes tell
+them apart (issue 13: nearest-neighbour type agreement 99 % on class-annotated
+paths).  The paths on nearly every reference page (``SKELETON_SHARE``: the
+html/head/body frame, the navigation bar) are left out of the comparison, as
+Chakrabarti & Mehta drop template paths before comparing pages (§3.4): with
+them, Javadoc's "No usage of" stubs (a header, a footer and one sentence) were
+nearest to the package summaries at Jaccard ≥ 0.8 and joined them.  Measured
+in docs/design.md, item 23.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-#: A tag path on this share of the reference pages or more is the site's skeleton, left out.
+#: A path on this share of the reference pages or more is the site's skeleton, left out.
 SKELETON_SHARE = 0.99
 #: Jaccard similarity (skeleton left out) to the nearest reference page for a page to be placed.
 PLACE_SIMILARITY = 0.5
@@ -35,8 +38,8 @@ PLACE_SIMILARITY = 0.5
 MEMO_SETS = 4096
 
 
-class TagPathReference:
-    """The distinct tag-path sets of the pages with links of their own, each with the classes
+class PathReference:
+    """The distinct path sets of the pages with links of their own, each with the classes
     holding pages of that set and how many; ``nearest`` answers the class of a page's nearest set.
 
     Stored as a boolean matrix over a path dictionary (numpy), so that one page is compared
@@ -68,29 +71,29 @@ class TagPathReference:
         self._memo: dict[tuple[frozenset[str], float], int | None] = {}  # pages of a template share their set
 
     @classmethod
-    def of_pages(cls, pages: Iterable[tuple[frozenset[str], int]]) -> "TagPathReference":
-        """From (tag-path set, class id) of each reference page."""
+    def of_pages(cls, pages: Iterable[tuple[frozenset[str], int]]) -> "PathReference":
+        """From (path set, class id) of each reference page."""
         sets: dict[frozenset[str], Counter] = {}
         for paths, cid in pages:
             if paths:
                 sets.setdefault(paths, Counter())[cid] += 1
         return cls(sets)
 
-    def nearest(self, tag_paths: frozenset[str], least: float = PLACE_SIMILARITY) -> int | None:
-        """The class of the reference set most like ``tag_paths`` (ties: the set more pages
+    def nearest(self, page_paths: frozenset[str], least: float = PLACE_SIMILARITY) -> int | None:
+        """The class of the reference set most like ``page_paths`` (ties: the set more pages
         share, then the first in path order), or None when none reaches ``least``."""
-        key = (tag_paths, least)
+        key = (page_paths, least)
         if key not in self._memo:
             if len(self._memo) >= MEMO_SETS:
                 self._memo.clear()
-            self._memo[key] = self._nearest(tag_paths, least)
+            self._memo[key] = self._nearest(page_paths, least)
         return self._memo[key]
 
-    def _nearest(self, tag_paths: frozenset[str], least: float) -> int | None:
-        if not self._rows or not tag_paths:
+    def _nearest(self, page_paths: frozenset[str], least: float) -> int | None:
+        if not self._rows or not page_paths:
             return None
-        cols = [self._index[p] for p in tag_paths if p in self._index]
-        size = sum(1 for p in tag_paths if p not in self.skeleton)
+        cols = [self._index[p] for p in page_paths if p in self._index]
+        size = sum(1 for p in page_paths if p not in self.skeleton)
         shared = self._matrix[:, cols].sum(axis=1) if cols else np.zeros(len(self._rows), dtype=int)
         union = self._sizes + size - shared
         sim = np.where(union > 0, shared / np.maximum(union, 1), 1.0)
@@ -99,24 +102,24 @@ class TagPathReference:
         return self._classes[best] if sim[best] >= least else None
 
 
-def to_document(reference: TagPathReference, unplaced: TagPathReference) -> dict:
-    """JSON-ready: every tag path once (sorted); the sets of each reference as indices into them,
+def to_document(reference: PathReference, unplaced: PathReference) -> dict:
+    """JSON-ready: every path once (sorted); the sets of each reference as indices into them,
     with their class counts (``[class id, pages]``)."""
     every = sorted({p for ref in (reference, unplaced) for s in ref.sets for p in s})
     index = {p: i for i, p in enumerate(every)}
 
-    def sets(ref: TagPathReference) -> list[dict]:
+    def sets(ref: PathReference) -> list[dict]:
         return sorted(({"paths": sorted(index[p] for p in s),
                         "classes": [[int(c), int(n)] for c, n in sorted(ref.sets[s].items())]} for s in ref.sets),
                       key=lambda e: e["paths"])
-    return {"tag_paths": every, "sets": sets(reference), "unplaced": sets(unplaced)}
+    return {"paths": every, "sets": sets(reference), "unplaced": sets(unplaced)}
 
 
-def from_document(doc: Mapping) -> tuple[TagPathReference, TagPathReference]:
+def from_document(doc: Mapping) -> tuple[PathReference, PathReference]:
     """(reference, unplaced) of a ``to_document`` object."""
-    every = doc["tag_paths"]
+    every = doc["paths"]
 
-    def ref(sets: list) -> TagPathReference:
-        return TagPathReference({frozenset(every[i] for i in e["paths"]): {int(c): int(n) for c, n in e["classes"]}
+    def ref(sets: list) -> PathReference:
+        return PathReference({frozenset(every[i] for i in e["paths"]): {int(c): int(n) for c, n in e["classes"]}
                                  for e in sets})
     return ref(doc["sets"]), ref(doc["unplaced"])

@@ -46,7 +46,8 @@ def evidence_schemas(pages: Sequence[Page]) -> list[Page]:
     df: Counter = Counter()
     for page in pages:
         df.update(page.schema)
-    return [Page(p.url, frozenset(x for x in p.schema if df[x] > 1), p.url_count, p.tag_paths) for p in pages]
+    return [Page(p.url, frozenset(x for x in p.schema if df[x] > 1), p.url_count, p.tag_paths, p.element_paths)
+            for p in pages]
 
 
 def class_bits(counts: Counter, n: int, total: int, path_bits: float) -> float:

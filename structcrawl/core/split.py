@@ -30,8 +30,8 @@ evidence is there (``regroup``):
   was classified there (stubs apart F* 0.950; 0.992 with this rule).  A
   class of such pages in turn asks least of any page: its members with
   links of their own that share a section leave it (``_return_rich``;
-  docs/design.md, item 18).  Then each such page goes where its tag paths
-  place it among the pages with links (``_place_bare``, item 23): DocBook
+  docs/design.md, item 18).  Then each such page goes where its element
+  paths place it among the pages with links (``_place_bare``, item 23): DocBook
   sections without a link of their own are sections, not stubs.
 * **A lone twin.**  The code sees a page by its schema only; a page whose
   very schema two or more pages of another class have, and no other page
@@ -58,7 +58,7 @@ from structcrawl.core.model import (
     told_apart_group,
     with_links_of_their_own,
 )
-from structcrawl.core.placement import TagPathReference
+from structcrawl.core.placement import PathReference
 from structcrawl.core.recluster import class_bits
 from structcrawl.core.refine import nested
 from structcrawl.core.unionfind import jaccard
@@ -321,17 +321,17 @@ def _gather_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str],
 
 
 def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str]) -> bool:
-    """Every page whose links are all the site's ``chrome`` goes where its tag paths place it
+    """Every page whose links are all the site's ``chrome`` goes where its element paths place it
     among the pages with links of their own, in their classes of ``assignment``
     (``structcrawl.core.placement``), as ``SiteModel.classify`` answers for it; pages near no
     such page stay (the gathered class of them); True when some moved."""
-    reference = TagPathReference.of_pages((model.pages[u].tag_paths, cid) for u, cid in assignment.items()
+    reference = PathReference.of_pages((model.pages[u].element_paths, cid) for u, cid in assignment.items()
                                           if not model.pages[u].schema <= chrome)
     moved = False
     for url, cid in assignment.items():
         page = model.pages[url]
         if page.schema <= chrome:
-            target = reference.nearest(page.tag_paths)
+            target = reference.nearest(page.element_paths)
             if target is not None and target != cid:
                 assignment[url] = target
                 moved = True

@@ -79,7 +79,7 @@ from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 from structcrawl.store import find_job
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError, ensure_schema, make_engine, normalize_db_url, redact
-from structcrawl.store.writer import unpack_tagset
+from structcrawl.store.writer import split_paths, unpack_tagset
 
 FORMAT = "structcrawl-clusters"
 FORMAT_VERSION = 1
@@ -193,7 +193,7 @@ def _samples(conn: Connection, job: int, kept: list[int], params: Parameters) ->
     for i in range(0, len(tagset_ids), 500):
         for tid, blob in conn.execute(sa.select(t.c.id, t.c.paths).where(
                 t.c.job_id == job, t.c.id.in_(tagset_ids[i:i + 500]))):
-            tagsets[tid] = frozenset(unpack_tagset(blob))
+            tagsets[tid] = split_paths(unpack_tagset(blob))[0]
     # a sampled page's sections: the link collections (path ids) it shows, for the veto of
     # structcrawl.analysis.uxclust.split_told_apart
     page_ids = sorted({r[4] for r in rows})
@@ -477,7 +477,7 @@ def shingle_cluster_store(db: str, job: str | None = None, cutoff: int | None = 
             for i in range(0, len(set_ids), 500):
                 for tid, blob in conn.execute(sa.select(S.tagsets.c.id, S.tagsets.c.paths).where(
                         S.tagsets.c.job_id == info.id, S.tagsets.c.id.in_(set_ids[i:i + 500].tolist()))):
-                    sets[tid] = frozenset(unpack_tagset(blob))
+                    sets[tid] = split_paths(unpack_tagset(blob))[0]
             seconds["read"] = time.perf_counter() - t0
 
             t0 = time.perf_counter()

@@ -31,7 +31,7 @@ from structcrawl.core.features import Link, PageFeatures
 from structcrawl.core.frontier import Batch
 from structcrawl.store import schema as S
 from structcrawl.store.schema import StoreError
-from structcrawl.store.writer import Dictionaries, Dictionary, unpack_tagset
+from structcrawl.store.writer import Dictionaries, Dictionary, split_paths, unpack_tagset
 
 #: Most distinct (target, XPath, path) Link objects shared while reading a history.
 LINK_CACHE = 1 << 20
@@ -79,6 +79,8 @@ class Vocabulary:
             frozenset(map(intern, unpack_tagset(b))) if b is not None else frozenset()
             for b in load(S.tagsets, "paths")
         ]
+        #: each stored set as (tag paths, element paths)
+        self.page_paths = [split_paths(s) for s in self.tagsets]
         top = conn.execute(sa.select(sa.func.max(S.pages.c.id)).where(S.pages.c.job_id == job_id)).scalar()
         self.next_page_id = 0 if top is None else top + 1
 
@@ -97,7 +99,7 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
         .where(b.c.job_id == job_id)
         .order_by(b.c.seq)
     ).all()
-    urls, paths, xpaths, tagsets = vocab.urls, vocab.paths, vocab.xpaths, vocab.tagsets
+    urls, paths, xpaths, tagsets = vocab.urls, vocab.paths, vocab.xpaths, vocab.page_paths
     link_cache: dict[tuple[int, int, int], Link] = {}
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
@@ -137,8 +139,8 @@ def iter_batches(conn: Connection, job_id: int, vocab: Vocabulary, chunk: int = 
         for page_id, url_id, requested_id, seq, tagset_id, truncated, title in page_rows:
             sb = out[seq]
             sb.pages.append(
-                PageFeatures(url=urls[url_id], links=tuple(by_page.get(page_id, ())), tag_paths=tagsets[tagset_id],
-                             truncated=bool(truncated), title=title or "")
+                PageFeatures(url=urls[url_id], links=tuple(by_page.get(page_id, ())), tag_paths=tagsets[tagset_id][0],
+                             element_paths=tagsets[tagset_id][1], truncated=bool(truncated), title=title or "")
             )
             sb.requested.append(urls[requested_id])
         f = S.failures

@@ -24,7 +24,8 @@ holds other things.  Rows of one crawl share a ``job_id``.
 * ``sc_redirects`` (requested → final URL) and ``sc_failures`` (URL, reason),
   per batch.
 * Dictionaries, per job: ``sc_urls``, ``sc_paths`` (link-collection paths),
-  ``sc_xpaths`` and ``sc_tagsets`` (distinct tag-path sets, zlib-compressed):
+  ``sc_xpaths`` and ``sc_tagsets`` (distinct tag-path sets, zlib-compressed,
+  each with the page's element paths marked ``@``: ``writer.stored_paths``):
   link rows are five integers, and the pages of one template share one tag-path
   set row.
 * ``sc_bodies`` — the HTML of the few member pages per class that the model's

@@ -23,6 +23,7 @@ import datetime as _dt
 import logging
 import queue
 import sqlite3
+import sys
 import threading
 import time
 import zlib
@@ -97,6 +98,28 @@ class Dictionaries(NamedTuple):
 
     def all(self) -> tuple[Dictionary, ...]:
         return (self.urls, self.paths, self.xpaths, self.tagsets)
+
+
+#: Marks the element paths in a page's stored tag-path set: one ``sc_tagsets`` row holds both
+#: (pages of one template share the pair); a tag path never starts with it.
+ELEMENT_MARK = "@"
+
+
+def stored_paths(tag_paths: frozenset[str], element_paths: frozenset[str]) -> frozenset[str]:
+    """The set a page's ``sc_tagsets`` row holds: its tag paths and its marked element paths."""
+    return tag_paths | frozenset(ELEMENT_MARK + p for p in element_paths) if element_paths else tag_paths
+
+
+def split_paths(stored: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(tag paths, element paths) of a stored set (``stored_paths``); interned."""
+    intern = sys.intern
+    tags, elements = [], []
+    for p in stored:
+        if p.startswith(ELEMENT_MARK):
+            elements.append(intern(p[1:]))
+        else:
+            tags.append(intern(p))
+    return frozenset(tags), frozenset(elements)
 
 
 def pack_tagset(paths: Iterable[str]) -> bytes:
@@ -354,7 +377,8 @@ class StoreWriter:
                     page_id += 1
                     page_rows.append((
                         job, pid, url_id(feats.url), url_id(rec.requested), seq, rec.pos, rec.status,
-                        _ts(rec.fetched_at), rec.class_id, tagset_id(feats.tag_paths), bool(feats.truncated),
+                        _ts(rec.fetched_at), rec.class_id,
+                        tagset_id(stored_paths(feats.tag_paths, feats.element_paths)), bool(feats.truncated),
                         len(feats.links), feats.title or None,
                     ))
                     link_rows.extend(
