@@ -17,8 +17,10 @@ site's skeleton: Vertex §III-B, sections every page shows carry no weight),
 kept only when that page is ≥ ``--similarity`` alike.  ``--tag-paths``: the
 same over the tag paths without classes that the features and the store keep
 already (``PageFeatures.tag_paths``).  Prints F* before and
-after and where the moved pages went.  Nothing here is part of the crawler:
-it measures a rule before it is built.
+after and where the moved pages went.  It measured the rule before it was
+built; the crawler now places such pages itself by element paths
+(``structcrawl.core.placement``, docs/design.md item 23), so the model's
+members are placed already and "before" is the link code alone on that model.
 """
 
 from __future__ import annotations
