@@ -135,8 +135,12 @@ def test_broken_markup_is_modelled_and_its_links_followed(hostile):
 
 
 def test_download_maxsize_and_warnsize_are_honoured(hostile):
-    assert hostile.paths["/hostile/big"] == 1
-    assert re.search(r"larger than download max size \(5242880\) in request <GET \S+/hostile/big>", hostile.log)
+    # cancelled at the size limit once, never retried for it; on a loaded machine the 2 s
+    # DOWNLOAD_TIMEOUT can fire on a first attempt, which is retried once (RETRY_TIMES=1;
+    # seen once in a full run with three crawls beside it)
+    cancels = re.findall(r"larger than download max size \(5242880\) in request <GET \S+/hostile/big>", hostile.log)
+    assert len(cancels) == 1
+    assert 1 <= hostile.paths["/hostile/big"] <= 2
     assert re.search(r"larger than download warn size \(1048576\) in request <GET \S+/hostile/many-links>", hostile.log)
     assert hostile.failed.get("DownloadCancelledError", 0) >= 1
 
