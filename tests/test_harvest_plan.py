@@ -524,3 +524,83 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     for entry in [again.pop() for _ in range(LIST_EVIDENCE)]:
         again.page(entry.url, entry.key, 4, {})
     assert drain(again) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE
+
+
+def test_a_parent_several_targets_link_in_one_place_is_probed_and_followed_when_it_lists_targets():
+    """A target page's link to a class one link from the targets, which the model's counts do not call a
+    listing (a review links its one item), is skipped; but a URL two target pages link in the same place
+    (a breadcrumb: their directory) is probed, and once its page lists new targets its collection is
+    followed (geos: the source listings' directories, 1.07 links per page in the model, list ~9 each)."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 3, "count": 40})
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=5), [H + f"/item/{i}" for i in range(3)])
+    drain(h)
+    h.page(H + "/item/0", (1, ITEMS), 2, {CRUMB: [H + "/review/9"], REVIEWS: [H + "/review/1"]})
+    assert drain(h) == [] and h.collections[(2, CRUMB)].decision == "skip"
+    h.page(H + "/item/1", (1, ITEMS), 2, {CRUMB: [H + "/review/9", H + "/review/8"]})
+    probe = h.pop()
+    assert probe.url == H + "/review/9" and probe.explore
+    # it lists three items no page linked: a listing after all, followed
+    h.page(probe.url, probe.key, 3, {BACK: [H + f"/item/{i}" for i in range(10, 13)]}, explore=True)
+    assert h.collections[(2, CRUMB)].decision == "follow"
+    assert drain(h) == [H + f"/item/{i}" for i in range(10, 13)] + [H + "/review/8"]
+    assert h.collections[(2, REVIEWS)].decision == "skip"  # linked once: not a parent
+
+
+def test_a_url_a_dead_collection_linked_waits_when_another_collection_offers_it():
+    """A followed collection found dead was judged on what its pages showed; its URLs, offered again by
+    another collection, wait among the URLs that one holds (geos: the class pages' links to their source
+    files died; the directories' file lists offer those files again, and spent their run on them)."""
+    h = harvest()
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(40)]
+    h.page(H + "/", None, 0, {MENU: lists, ITEMS: [H + "/item/1"]})
+    for _ in range(DEAD_WINDOW + 2):
+        entry = h.pop()
+        h.page(entry.url, entry.key, 1, {ITEMS: [H + "/item/1"]})  # nothing new
+    assert h.collections[(0, MENU)].dead
+    drain(h)  # the rest of the menu is held
+    h.page(H + "/list/0", (0, MENU), 1, {PAGER: [H + "/list/30", H + "/list/99"]})
+    assert drain(h) == [H + "/list/99"]
+    assert (H + "/list/30") in {u for u, _r in h.collections[(1, PAGER)].held}
+
+
+def test_new_urls_of_a_hub_class_no_target_links_are_judged_apart_from_those_next_to_targets():
+    """The pages of a hub class that target pages link (next to ground the harvest covered) may stop paying
+    while those of the same class no target page links still lead somewhere new: a new URL of that class is
+    progress, or not, by the pages like it (geos: the source listings of harvested classes show nothing new;
+    those only a directory lists show the classes no other page links)."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 1, "count": 40})
+    items = [H + f"/item/{i}" for i in range(DEAD_WINDOW)]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=0), items)
+    for i, url in enumerate(drain(h)):
+        h.page(url, (1, ITEMS), 2, {CRUMB: [H + f"/list/{100 + i}"]})  # each item's own listing
+    for url in drain(h):
+        assert not h.page(url, (2, CRUMB), 1, {}).useful  # listings next to the items: nothing new
+    assert h.page(H + "/", None, 0, {MENU: [H + "/list/7"]}).useful  # a listing no item links: progress
+    h.page(H + "/item/0", (1, ITEMS), 2, {CRUMB: [H + "/list/8"]})
+    assert not h.page(H + "/about", None, 0, {MENU: [H + "/list/8"]}).useful  # one an item links: not
+
+
+def test_after_a_dry_spell_hub_urls_wait_though_hub_pages_show_new_urls():
+    """Once QUIET_MIN pages (and DRY_TARGETS targets' worth) brought no target, hub URLs wait, though the hub
+    pages still showed new URLs nearer the targets, which keep the harvest from being quiet: those URLs
+    turned out no targets (commons-math3's package summaries: 77 requests for the 76, then 156 more)."""
+    h = through_listing(harvest(), [H + f"/item/{i}" for i in range(40)])
+    for url in drain(h):
+        h.page(url, (1, ITEMS), 2, {})
+    h.page(H + "/list/2", (0, MENU), 1, {PAGER: [H + "/list/3"], ITEMS: [H + "/item/x2"]})
+    hubs = 0
+    while (entry := h.pop()) is not None:
+        n = entry.url.rsplit("/", 1)[-1]
+        if "/item/" in entry.url:  # predicted an item by its URL, but of another class
+            h.page(entry.url, entry.key, 3, {})
+        else:
+            hubs += 1
+            h.page(entry.url, entry.key, 1, {PAGER: [H + f"/list/{int(n) + 1}"], ITEMS: [H + f"/item/x{n}"]})
+        assert h.quiet < QUIET_MIN  # each listing showed a new "item"
+        assert hubs < 100
+    assert h.dry_spell() and h.dry == QUIET_MIN and h.harvested == 40
+    assert [e.url for e in h.parked] == [H + f"/list/{hubs + 3}"]

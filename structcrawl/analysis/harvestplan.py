@@ -137,6 +137,9 @@ DEAD_WINDOW = 10
 #: replay but lost a publisher page of the demo (tests/test_harvest.py): 50 pages it stays.
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
+#: Targets' worth of requests, at the harvest's cost per target so far, fetched without a target after
+#: which hub pages wait (:meth:`Harvest.dry_spell`; QUIET_MIN and QUIET_SHARE of the pages fetched at least).
+DRY_TARGETS = 10
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
 DEAD_RISK = 0.01
 #: Links to targets per page (the model's counts) from which a class is a listing of targets, followed
@@ -244,6 +247,7 @@ class _Collection:
     barren: bool = False  #: closed again: its re-check led to no target (URLs queued within YIELD_HOPS wait)
     stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
+    dead: bool = False  #: followed, then dropped by the dead rule (its pages judged on what they showed)
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
     window: float = 0.0  #: pages since its re-check paid after which, none leading to a target, it is closed again
 
@@ -297,8 +301,10 @@ class Harvest:
         self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
+        self.sighted_in: dict[str, list[Key]] = {}  #: URL -> the collections of fetched pages that link it
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
         self.target_linked: Counter = Counter()  #: URL -> collections of fetched target pages that link it
+        self.target_pages: Counter = Counter()  #: (URL, collection) -> fetched target pages that link it there
         #: URL -> (collection, page) of the sightings made while it was queued already, in order
         self.linked_by: dict[str, list[tuple[Key, str]]] = {}
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
@@ -309,8 +315,14 @@ class Harvest:
         self.harvested_of: Counter = Counter()  #: target class -> pages harvested
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
+        self.dry = 0  #: pages in a row that were no target (:meth:`dry_spell`)
         self.quiet_of: Counter = Counter()  #: the same per class
         self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
+        #: the same per (class, whether a fetched target page linked the page's URL): pages, those that
+        #: paid, the last in a row that did not (:meth:`_fruitless`)
+        self.side_pages: Counter = Counter()
+        self.side_paid: Counter = Counter()
+        self.side_run: Counter = Counter()
         #: (collection, the class its URLs were predicted) -> pages fetched, and those that paid as above
         self.sent_of: Counter = Counter()
         self.paid_by: Counter = Counter()
@@ -418,7 +430,7 @@ class Harvest:
         if here == 0 and there == 1:
             # a target page's link to a listing of targets (its directory, its author): that listing may
             # list targets no page nearer links (geos: source files listed only by their directory page)
-            return self.yield_per_page.get(target, 0.0) >= LISTING_LINKS
+            return self.listing(target)
         return there <= here < FAR or (source is None and there < FAR)
 
     def _collection(self, key: Key) -> _Collection:
@@ -450,10 +462,41 @@ class Harvest:
         if bucket == SEEDS:
             return (0, -1.0, 0.0)
         if isinstance(bucket, tuple):
-            return (1, *self._order(bucket[1])[1:])
+            # a listing whose pages did list new targets goes with the other hubs (geos's directories,
+            # each listing ~9 source files, behind the class pages that each show one)
+            proven = bucket[1] is not None and self.pages_of[bucket[1]] and self.listing(bucket[1])
+            return (0 if proven else 1, *self._order(bucket[1])[1:])
         if bucket is None:
             return (0, FAR, 0.0)
         return (0, self.dist.get(bucket, FAR), -self.novelty(bucket))
+
+    def listing(self, cls: int) -> bool:
+        """Is class ``cls`` (at distance 1) a listing of targets: do its pages show LISTING_LINKS new
+        targets or more each?  The model's links per page as a prior worth one page, then what its pages
+        showed (:meth:`novelty`).  The model counts only the links to pages its crawl fetched, so a class
+        it saw little of may be a listing it does not know: geos's directories, 1.07 links to source
+        listings per page in the model, list ~9 each."""
+        return self.novelty(cls) >= LISTING_LINKS
+
+    def _parent_of_targets(self, key: Key, url: str) -> None:
+        """``url``, in collection ``key`` of target pages, which the plan skipped, is linked there by
+        LISTING_LINKS target pages: a parent of several targets (their directory, their index, in the same
+        place on each: a breadcrumb), which may list others no page fetched links.  When the collection
+        leads to a class one link from the targets and was neither found dead nor re-checked, it is probed
+        (that URL first, PROBE_PAGES at most, within the exploration budget), and followed if its pages
+        list new targets (:meth:`listing`).  The model's link counts are a sample's: geos's directories
+        list ~9 source files each, but the model saw 1.07 links to source listings per directory page,
+        under LISTING_LINKS, and the source-listing harvest reached 287 of its 438 targets through one
+        class page each (899 requests in replay; the bound is 560).  A review linked from one book is
+        never probed."""
+        col = self.collections[key]
+        if col.dead or col.rechecked or not any(self.dist.get(c, FAR) == 1 for c in
+                                                self.links.get(key, Counter()) + col.outcomes if c is not None):
+            return
+        col.decision = EXPLORE
+        col.held = [h for h in col.held if h[0] == url] + [h for h in col.held if h[0] != url]
+        if col.probes < PROBE_PAGES:
+            self._exploring[key] = None
 
     def novelty(self, cls: int) -> float:
         """New URLs leading nearer found per page of class ``cls``: the model's links per page as a prior
@@ -494,6 +537,25 @@ class Harvest:
         if not self.collections[key].widened or self.target_linked[url] <= own:
             return False
         return (self._predicted(key, url) if predicted is None else predicted) not in self.targets
+
+    def _judged(self, key: Key, url: str, predicted: int | None = None) -> bool:
+        """Is ``url``, not predicted a target, linked by another collection that this harvest followed and
+        then found dead (:meth:`_run_is_telling`)?  Then it waits among the URLs ``key`` holds: that
+        collection's pages were judged on what they showed, and this is one of its URLs, whose page shows
+        the same wherever else it is linked.  (Not a collection dropped after its probes: those judge where
+        a collection leads from its class, not what its pages show; with them geos's class-member pages,
+        linked from class pages that a probed namespace collection listed, fell to 0.903.)  geos: the class
+        pages' links to their source files died (17 source listings showing only known classes); the
+        directories' file lists, opened by the re-check, list those very files again (and of the files no
+        class page links, most hold no class): their run of pages showing nothing closed them before the
+        files of the classes no page links came up (recall 0.920)."""
+        if (self._predicted(key, url) if predicted is None else predicted) in self.targets:
+            return False
+        for other in self.sighted_in.get(url, ()):
+            col = self.collections.get(other)
+            if other != key and col is not None and col.dead:
+                return True
+        return False
 
     def _leads_to_targets(self, key: Key) -> bool:
         """Did the model (or this harvest) see collection ``key`` lead to a target?"""
@@ -537,6 +599,7 @@ class Harvest:
         useful = kind == "target"
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
         origin = self._origin(url, key, requested)
+        side = (cls, self.target_linked[requested or url] > 0 or self.target_linked[url] > 0)
         self.pages_of[cls] += 1
         lkey = self.list_of.get(requested or url)
         if key is None or lkey is None or lkey[:2] != key:
@@ -544,14 +607,20 @@ class Harvest:
         else:
             self.list_outcomes.setdefault(lkey, Counter())[cls if target is None else target] += 1
         new: list[tuple[str, Key]] = []
+        shared: list[tuple[Key, str]] = []  # (collection, URL) of a target page's links to a parent of targets
         for name, urls in collections.items():
             path, container = _split_name(name)
             ckey: Key = (cls, path)
             col = self._collection(ckey)
             for u in urls:
+                if target is not None:
+                    self.target_pages[(u, ckey)] += 1
+                    if self.target_pages[(u, ckey)] == LISTING_LINKS and col.decision == SKIP and u not in self.queued:
+                        shared.append((ckey, u))
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
+                self.sighted_in.setdefault(u, []).append(ckey)
                 self.sightings[u] += 1
                 if target is not None:
                     self.target_linked[u] += 1
@@ -565,7 +634,7 @@ class Harvest:
                 # once per URL: matching every class's URL pattern and words is most of this loop's cost
                 predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
                 if (col.decision == FOLLOW and self._wanted(ckey, u, predicted)
-                        and not self._covered(ckey, u, predicted)):
+                        and not self._covered(ckey, u, predicted) and not self._judged(ckey, u, predicted)):
                     self._push(u, ckey, url, predicted)
                     if origin is not None and predicted == cls:  # its listing's next page: no hop farther
                         self.lineage[u] = origin
@@ -578,7 +647,7 @@ class Harvest:
                     if predicted is None or self._alias(u):
                         continue
                     if predicted in self.targets or (self.dist.get(predicted, FAR) < here
-                                                     and not self._fruitless(predicted)):
+                                                     and not self._fruitless(predicted, u)):
                         useful = pays = True
                         self.found_new[cls] += 1
                     elif predicted == cls:
@@ -587,6 +656,8 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
+        for ckey, u in shared:
+            self._parent_of_targets(ckey, u)
         if origin is not None and kind == "target":
             opened = self.collections[origin[0]]
             opened.yielded += 1
@@ -596,8 +667,12 @@ class Harvest:
             self.list_paid[lkey] += pays
             self.list_run[lkey] = 0 if pays else self.list_run[lkey] + 1
         self.quiet = 0 if pays else self.quiet + 1
+        self.dry = 0 if kind == "target" else self.dry + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         self.paid_of[cls] += pays
+        self.side_pages[side] += 1
+        self.side_paid[side] += pays
+        self.side_run[side] = 0 if pays else self.side_run[side] + 1
         if key is not None and not explore:
             sent = (key, _bucket_class(self._bucket(key, requested or url)))
             self.sent_of[sent] += 1
@@ -682,13 +757,27 @@ class Harvest:
             return True
         return key is not None and not self._leads_to_targets(key) and self._class_run_is_telling(cls)
 
-    def _fruitless(self, cls: int) -> bool:
-        """Has hub class ``cls`` stopped paying, its pages' run of nothing new toward the targets too long to
-        be chance (:meth:`_class_run_is_telling`)?  Then a new URL of it is no longer "nearer the targets":
-        the model's distance of a class can be a mixture's (ghc: the site's home page, which links the user
-        guide, is in one class with the source pages, so every module page showed "new URLs nearer" in its
-        links to source pages and kept the modules followed after the last manual page, 560 pages)."""
-        return self._class_run_is_telling(cls)
+    def _fruitless(self, cls: int, url: str) -> bool:
+        """Have the pages of hub class ``cls`` like ``url`` stopped paying, their run of nothing new toward
+        the targets too long to be chance (as :meth:`_class_run_is_telling` judges a class's)?  Then a new
+        URL of it is no longer "nearer the targets": the model's distance of a class can be a mixture's
+        (ghc: the site's home page, which links the user guide, is in one class with the source pages, so
+        every module page showed "new URLs nearer" in its links to source pages and kept the modules
+        followed after the last manual page, 560 pages).  Pages *like* ``url``: of those whose URL a fetched
+        target page linked when they were fetched, if a fetched target page links ``url``; of the others
+        if none does.  A hub page a target links is next to ground the harvest covered; one no target links
+        may lead where it has not been (geos: the source listings of the classes harvested showed nothing
+        new, 17 in a row, but the source listings a directory lists and no class page fetched links lead to
+        the classes no other page links; judged as one, the directory showing them was no progress and the
+        re-check closed it again: recall 0.920)."""
+        side = (cls, self.target_linked[url] > 0)
+        run = self.side_run[side]
+        if run < DEAD_WINDOW:
+            return False
+        before = self.side_pages[side] - run
+        if not self.side_paid[side] or not before:
+            return True
+        return (1 - self.side_paid[side] / before) ** run < DEAD_RISK
 
     def _class_run_is_telling(self, cls: int | None) -> bool:
         """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
@@ -702,10 +791,23 @@ class Harvest:
             return True
         return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
+    def dry_spell(self) -> bool:
+        """Has the harvest fetched no target for a run too long to be a gap between its targets:
+        DRY_TARGETS targets' worth of requests at its cost per target so far, QUIET_SHARE of the pages
+        fetched and QUIET_MIN at least?  Then every hub URL waits (:meth:`_waits`) until a target comes,
+        but those of a collection the re-check opened and the URLs its pages queued (:meth:`_opened`).  New
+        URLs of hub classes, which keep a hub class from being quiet, are a weak sign once no page led to a
+        target for so long: commons-math3's 76 package summaries were all fetched by request 77, and the
+        hub pages' new hub URLs kept the harvest going to 233 (replay; 135 with this rule).  QUIET_MIN is
+        the floor: geos's last directory comes 44 pages after the one before it (20 lost it)."""
+        window = max(QUIET_MIN, QUIET_SHARE * self.fetched, DRY_TARGETS * self.fetched / max(1, self.harvested))
+        return self.dry >= window
+
     def hubs_quiet(self) -> bool:
         """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
-        least) shown no new target and no new URL nearer the targets?"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+        least) shown no new target and no new URL nearer the targets, or is it in a dry spell
+        (:meth:`dry_spell`)?"""
+        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched) or self.dry_spell()
 
     def waits(self, entry: Entry) -> bool:
         """Is ``entry``, handed out, a URL of a quiet hub class (:meth:`quiet_hub`, by the class it is
@@ -730,6 +832,7 @@ class Harvest:
         if col.decision == RECHECK and pays:
             col.decision = FOLLOW
             col.widened = True
+            col.dead = False
             col.rechecks = 0
             col.window = self.barren_window()
             self._release(key, col)
@@ -751,6 +854,7 @@ class Harvest:
               and not any(t in self.targets for t in self.links.get(key, ()))
               and not any(t in self.targets for t in col.outcomes)):
             col.decision = SKIP
+            col.dead = True
 
     def barren_window(self) -> float:
         """Pages a collection the re-check opens now may fetch without leading to a target before it is closed
@@ -847,9 +951,21 @@ class Harvest:
         """
         if self._list_idle(bucket, entry):
             return True
+        if self.dry_spell() and _bucket_class(bucket) not in self.targets and not self._opened(entry):
+            return True
         if not self.quiet_hub(_bucket_class(bucket), entry.key):
             return False
         return not self._list_probe(entry)
+
+    def _opened(self, entry: Entry) -> bool:
+        """Is ``entry`` of a collection the re-check opened, or queued within YIELD_HOPS of one?  Its
+        window decides (:meth:`barren_window`), not the harvest's dry spell: the ground it opens lies
+        several links from the next target (geos: directory -> source listing -> class page)."""
+        for key in (entry.key, (self.lineage.get(entry.url) or (None,))[0]):
+            col = self.collections.get(key) if key is not None else None
+            if col is not None and (col.decision == RECHECK or col.widened):
+                return True
+        return False
 
     def _list_probe(self, entry: Entry) -> bool:
         """Is ``entry`` the first URL handed out of its list, which no other collection links, while the
@@ -1031,7 +1147,7 @@ class Harvest:
         if distance == 0:
             return 0
         span = len(self.dist) + 1  # more than the ranks of a distance, and than any finite distance
-        level = int(min(distance, span - 1)) + (span if isinstance(bucket, tuple) else 0)
+        level = int(min(distance, span - 1)) + (span if self._order(bucket)[0] else 0)
         rivals = sorted((c for c, d in self.dist.items() if d == distance), key=lambda c: -self.novelty(c))
         rank = rivals.index(cls) if cls in rivals else span - 1
         return -(level * span + rank)
