@@ -547,25 +547,6 @@ def test_a_parent_several_targets_link_in_one_place_is_probed_and_followed_when_
     assert h.collections[(2, REVIEWS)].decision == "skip"  # linked once: not a parent
 
 
-def test_a_url_a_dead_collection_linked_waits_when_another_collection_offers_it():
-    """A followed collection found dead was judged on what its pages showed; its URLs, offered again by
-    another collection, wait among the URLs that one holds (geos: the class pages' links to their source
-    files died; the directories' file lists offer those files again, and spent their run on them)."""
-    h = harvest()
-    h.seed(H + "/")
-    drain(h)
-    lists = [H + f"/list/{i}" for i in range(40)]
-    h.page(H + "/", None, 0, {MENU: lists, ITEMS: [H + "/item/1"]})
-    for _ in range(DEAD_WINDOW + 2):
-        entry = h.pop()
-        h.page(entry.url, entry.key, 1, {ITEMS: [H + "/item/1"]})  # nothing new
-    assert h.collections[(0, MENU)].dead
-    drain(h)  # the rest of the menu is held
-    h.page(H + "/list/0", (0, MENU), 1, {PAGER: [H + "/list/30", H + "/list/99"]})
-    assert drain(h) == [H + "/list/99"]
-    assert (H + "/list/30") in {u for u, _r in h.collections[(1, PAGER)].held}
-
-
 def test_new_urls_of_a_hub_class_no_target_links_are_judged_apart_from_those_next_to_targets():
     """The pages of a hub class that target pages link (next to ground the harvest covered) may stop paying
     while those of the same class no target page links still lead somewhere new: a new URL of that class is

@@ -247,7 +247,6 @@ class _Collection:
     barren: bool = False  #: closed again: its re-check led to no target (URLs queued within YIELD_HOPS wait)
     stalled: list[tuple[Entry, int]] = field(default_factory=list)  #: (URL queued within YIELD_HOPS, hops), waiting
     before_recheck: str = SKIP  #: its decision before the re-check, back when the re-check did not pay
-    dead: bool = False  #: followed, then dropped by the dead rule (its pages judged on what they showed)
     widened: bool = False  #: followed to any class that leads to the targets, farther ones too (its re-check paid)
     window: float = 0.0  #: pages since its re-check paid after which, none leading to a target, it is closed again
 
@@ -301,7 +300,6 @@ class Harvest:
         self.queued: set[str] = set()  #: URLs queued or fetched: never queued again
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
-        self.sighted_in: dict[str, list[Key]] = {}  #: URL -> the collections of fetched pages that link it
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
         self.target_linked: Counter = Counter()  #: URL -> collections of fetched target pages that link it
         self.target_pages: Counter = Counter()  #: (URL, collection) -> fetched target pages that link it there
@@ -482,7 +480,7 @@ class Harvest:
         """``url``, in collection ``key`` of target pages, which the plan skipped, is linked there by
         LISTING_LINKS target pages: a parent of several targets (their directory, their index, in the same
         place on each: a breadcrumb), which may list others no page fetched links.  When the collection
-        leads to a class one link from the targets and was neither found dead nor re-checked, it is probed
+        leads to a class one link from the targets and no page was fetched from it yet, it is probed
         (that URL first, PROBE_PAGES at most, within the exploration budget), and followed if its pages
         list new targets (:meth:`listing`).  The model's link counts are a sample's: geos's directories
         list ~9 source files each, but the model saw 1.07 links to source listings per directory page,
@@ -490,7 +488,7 @@ class Harvest:
         class page each (899 requests in replay; the bound is 560).  A review linked from one book is
         never probed."""
         col = self.collections[key]
-        if col.dead or col.rechecked or not any(self.dist.get(c, FAR) == 1 for c in
+        if col.rechecked or col.fetched or not any(self.dist.get(c, FAR) == 1 for c in
                                                 self.links.get(key, Counter()) + col.outcomes if c is not None):
             return
         col.decision = EXPLORE
@@ -537,25 +535,6 @@ class Harvest:
         if not self.collections[key].widened or self.target_linked[url] <= own:
             return False
         return (self._predicted(key, url) if predicted is None else predicted) not in self.targets
-
-    def _judged(self, key: Key, url: str, predicted: int | None = None) -> bool:
-        """Is ``url``, not predicted a target, linked by another collection that this harvest followed and
-        then found dead (:meth:`_run_is_telling`)?  Then it waits among the URLs ``key`` holds: that
-        collection's pages were judged on what they showed, and this is one of its URLs, whose page shows
-        the same wherever else it is linked.  (Not a collection dropped after its probes: those judge where
-        a collection leads from its class, not what its pages show; with them geos's class-member pages,
-        linked from class pages that a probed namespace collection listed, fell to 0.903.)  geos: the class
-        pages' links to their source files died (17 source listings showing only known classes); the
-        directories' file lists, opened by the re-check, list those very files again (and of the files no
-        class page links, most hold no class): their run of pages showing nothing closed them before the
-        files of the classes no page links came up (recall 0.920)."""
-        if (self._predicted(key, url) if predicted is None else predicted) in self.targets:
-            return False
-        for other in self.sighted_in.get(url, ()):
-            col = self.collections.get(other)
-            if other != key and col is not None and col.dead:
-                return True
-        return False
 
     def _leads_to_targets(self, key: Key) -> bool:
         """Did the model (or this harvest) see collection ``key`` lead to a target?"""
@@ -620,7 +599,6 @@ class Harvest:
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
-                self.sighted_in.setdefault(u, []).append(ckey)
                 self.sightings[u] += 1
                 if target is not None:
                     self.target_linked[u] += 1
@@ -634,7 +612,7 @@ class Harvest:
                 # once per URL: matching every class's URL pattern and words is most of this loop's cost
                 predicted = self._predicted(ckey, u) if col.decision == FOLLOW else None
                 if (col.decision == FOLLOW and self._wanted(ckey, u, predicted)
-                        and not self._covered(ckey, u, predicted) and not self._judged(ckey, u, predicted)):
+                        and not self._covered(ckey, u, predicted)):
                     self._push(u, ckey, url, predicted)
                     if origin is not None and predicted == cls:  # its listing's next page: no hop farther
                         self.lineage[u] = origin
@@ -832,7 +810,6 @@ class Harvest:
         if col.decision == RECHECK and pays:
             col.decision = FOLLOW
             col.widened = True
-            col.dead = False
             col.rechecks = 0
             col.window = self.barren_window()
             self._release(key, col)
@@ -854,7 +831,6 @@ class Harvest:
               and not any(t in self.targets for t in self.links.get(key, ()))
               and not any(t in self.targets for t in col.outcomes)):
             col.decision = SKIP
-            col.dead = True
 
     def barren_window(self) -> float:
         """Pages a collection the re-check opens now may fetch without leading to a target before it is closed
