@@ -908,7 +908,7 @@ class Harvest:
                 continue
             lkey = self.list_of.get(entry.url)
             if lkey is not None and lkey[:2] == entry.key:
-                if bucket != SEEDS and self._list_probe(entry) and self.quiet_hub(_bucket_class(bucket), entry.key):
+                if bucket != SEEDS and self._list_probe(entry) and self._resting(bucket, entry):
                     self.probes_out += 1  # a quiet class's page, for its list: from the exploration budget
                 self.list_out[lkey] += 1
             return entry
@@ -927,11 +927,17 @@ class Harvest:
         """
         if self._list_idle(bucket, entry):
             return True
-        if self.dry_spell() and _bucket_class(bucket) not in self.targets and not self._opened(entry):
-            return True
-        if not self.quiet_hub(_bucket_class(bucket), entry.key):
+        if not self._resting(bucket, entry):
             return False
         return not self._list_probe(entry)
+
+    def _resting(self, bucket: Bucket, entry: Entry) -> bool:
+        """Is ``entry`` (in ``bucket``) a hub URL that waits now: in a dry spell (:meth:`dry_spell`), but
+        for the URLs the re-check opened (:meth:`_opened`), or of a quiet hub class (:meth:`quiet_hub`)?"""
+        cls = _bucket_class(bucket)
+        if self.dry_spell() and cls not in self.targets and not self._opened(entry):
+            return True
+        return self.quiet_hub(cls, entry.key)
 
     def _opened(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection the re-check opened, or queued within YIELD_HOPS of one?  Its
