@@ -526,27 +526,6 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     assert drain(again) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE
 
 
-def test_a_parent_several_targets_link_in_one_place_is_probed_and_followed_when_it_lists_targets():
-    """A target page's link to a class one link from the targets, which the model's counts do not call a
-    listing (a review links its one item), is skipped; but a URL two target pages link in the same place
-    (a breadcrumb: their directory) is probed, and once its page lists new targets its collection is
-    followed (geos: the source listings' directories, 1.07 links per page in the model, list ~9 each)."""
-    doc = document()
-    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 3, "count": 40})
-    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=5), [H + f"/item/{i}" for i in range(3)])
-    drain(h)
-    h.page(H + "/item/0", (1, ITEMS), 2, {CRUMB: [H + "/review/9"], REVIEWS: [H + "/review/1"]})
-    assert drain(h) == [] and h.collections[(2, CRUMB)].decision == "skip"
-    h.page(H + "/item/1", (1, ITEMS), 2, {CRUMB: [H + "/review/9", H + "/review/8"]})
-    probe = h.pop()
-    assert probe.url == H + "/review/9" and probe.explore
-    # it lists three items no page linked: a listing after all, followed
-    h.page(probe.url, probe.key, 3, {BACK: [H + f"/item/{i}" for i in range(10, 13)]}, explore=True)
-    assert h.collections[(2, CRUMB)].decision == "follow"
-    assert drain(h) == [H + f"/item/{i}" for i in range(10, 13)] + [H + "/review/8"]
-    assert h.collections[(2, REVIEWS)].decision == "skip"  # linked once: not a parent
-
-
 def test_new_urls_of_a_hub_class_no_target_links_are_judged_apart_from_those_next_to_targets():
     """The pages of a hub class that target pages link (next to ground the harvest covered) may stop paying
     while those of the same class no target page links still lead somewhere new: a new URL of that class is

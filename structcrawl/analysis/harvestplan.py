@@ -302,7 +302,6 @@ class Harvest:
         self.sighted: set[tuple[str, Key]] = set()
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
         self.target_linked: Counter = Counter()  #: URL -> collections of fetched target pages that link it
-        self.target_pages: Counter = Counter()  #: (URL, collection) -> fetched target pages that link it there
         #: URL -> (collection, page) of the sightings made while it was queued already, in order
         self.linked_by: dict[str, list[tuple[Key, str]]] = {}
         self._exploring: dict[Key, None] = {}  #: collections being explored with URLs to probe, in order
@@ -428,7 +427,7 @@ class Harvest:
         if here == 0 and there == 1:
             # a target page's link to a listing of targets (its directory, its author): that listing may
             # list targets no page nearer links (geos: source files listed only by their directory page)
-            return self.listing(target)
+            return self.yield_per_page.get(target, 0.0) >= LISTING_LINKS
         return there <= here < FAR or (source is None and there < FAR)
 
     def _collection(self, key: Key) -> _Collection:
@@ -460,41 +459,10 @@ class Harvest:
         if bucket == SEEDS:
             return (0, -1.0, 0.0)
         if isinstance(bucket, tuple):
-            # a listing whose pages did list new targets goes with the other hubs (geos's directories,
-            # each listing ~9 source files, behind the class pages that each show one)
-            proven = bucket[1] is not None and self.pages_of[bucket[1]] and self.listing(bucket[1])
-            return (0 if proven else 1, *self._order(bucket[1])[1:])
+            return (1, *self._order(bucket[1])[1:])
         if bucket is None:
             return (0, FAR, 0.0)
         return (0, self.dist.get(bucket, FAR), -self.novelty(bucket))
-
-    def listing(self, cls: int) -> bool:
-        """Is class ``cls`` (at distance 1) a listing of targets: do its pages show LISTING_LINKS new
-        targets or more each?  The model's links per page as a prior worth one page, then what its pages
-        showed (:meth:`novelty`).  The model counts only the links to pages its crawl fetched, so a class
-        it saw little of may be a listing it does not know: geos's directories, 1.07 links to source
-        listings per page in the model, list ~9 each."""
-        return self.novelty(cls) >= LISTING_LINKS
-
-    def _parent_of_targets(self, key: Key, url: str) -> None:
-        """``url``, in collection ``key`` of target pages, which the plan skipped, is linked there by
-        LISTING_LINKS target pages: a parent of several targets (their directory, their index, in the same
-        place on each: a breadcrumb), which may list others no page fetched links.  When the collection
-        leads to a class one link from the targets and no page was fetched from it yet, it is probed
-        (that URL first, PROBE_PAGES at most, within the exploration budget), and followed if its pages
-        list new targets (:meth:`listing`).  The model's link counts are a sample's: geos's directories
-        list ~9 source files each, but the model saw 1.07 links to source listings per directory page,
-        under LISTING_LINKS, and the source-listing harvest reached 287 of its 438 targets through one
-        class page each (899 requests in replay; the bound is 560).  A review linked from one book is
-        never probed."""
-        col = self.collections[key]
-        if col.rechecked or col.fetched or not any(self.dist.get(c, FAR) == 1 for c in
-                                                self.links.get(key, Counter()) + col.outcomes if c is not None):
-            return
-        col.decision = EXPLORE
-        col.held = [h for h in col.held if h[0] == url] + [h for h in col.held if h[0] != url]
-        if col.probes < PROBE_PAGES:
-            self._exploring[key] = None
 
     def novelty(self, cls: int) -> float:
         """New URLs leading nearer found per page of class ``cls``: the model's links per page as a prior
@@ -586,16 +554,11 @@ class Harvest:
         else:
             self.list_outcomes.setdefault(lkey, Counter())[cls if target is None else target] += 1
         new: list[tuple[str, Key]] = []
-        shared: list[tuple[Key, str]] = []  # (collection, URL) of a target page's links to a parent of targets
         for name, urls in collections.items():
             path, container = _split_name(name)
             ckey: Key = (cls, path)
             col = self._collection(ckey)
             for u in urls:
-                if target is not None:
-                    self.target_pages[(u, ckey)] += 1
-                    if self.target_pages[(u, ckey)] == LISTING_LINKS and col.decision == SKIP and u not in self.queued:
-                        shared.append((ckey, u))
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
@@ -634,8 +597,6 @@ class Harvest:
                     col.held.append((u, url))
                     if col.decision == EXPLORE and col.probes < PROBE_PAGES:
                         self._exploring[ckey] = None
-        for ckey, u in shared:
-            self._parent_of_targets(ckey, u)
         if origin is not None and kind == "target":
             opened = self.collections[origin[0]]
             opened.yielded += 1
@@ -1129,7 +1090,7 @@ class Harvest:
         if distance == 0:
             return 0
         span = len(self.dist) + 1  # more than the ranks of a distance, and than any finite distance
-        level = int(min(distance, span - 1)) + (span if self._order(bucket)[0] else 0)
+        level = int(min(distance, span - 1)) + (span if isinstance(bucket, tuple) else 0)
         rivals = sorted((c for c, d in self.dist.items() if d == distance), key=lambda c: -self.novelty(c))
         rank = rivals.index(cls) if cls in rivals else span - 1
         return -(level * span + rank)
