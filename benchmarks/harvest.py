@@ -1,6 +1,7 @@
 """Focused-harvest benchmark: every page of chosen page types, against a breadth-first crawl, same run.
 
     python benchmarks/harvest.py [--demo-pages 30000] [--corpus geos …] [--truth class …] [--no-corpora] [--no-demo]
+        [--keep DIR] [--models DIR]
 
 Per site (the demo bookshop and the real corpora of ``benchmarks/corpora.py``,
 each served on 127.0.0.1 by a server that counts every request it answers):
@@ -78,7 +79,7 @@ class Log:
             return [e for e in self.entries[mark:] if e[0] != "/robots.txt"]
 
 
-def serve_dir(root: str, log: Log):
+def serve_dir(root: str, log: Log, port: int = 0):
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_request(self, code="-", size="-"):
             log("GET", self.path, int(code) if str(code).isdigit() else 0)
@@ -86,7 +87,7 @@ def serve_dir(root: str, log: Log):
         def log_message(self, *args):
             pass
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=root))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=root))
     srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, f"http://127.0.0.1:{srv.server_address[1]}/"
@@ -104,16 +105,23 @@ def elapsed(stderr: str) -> float:
 
 
 def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path, out, corpus: str | None = None,
-             demo_pages: int = 0) -> list[dict]:
+             demo_pages: int = 0, reuse: Path | None = None) -> list[dict]:
     """Structure crawl, BFS, one harvest per case; table rows.  ``corpus``/``demo_pages``: the site's pages
-    offline, for the bound its links set (:func:`harvest_replay.bound`)."""
+    offline, for the bound its links set (:func:`harvest_replay.bound`).  ``reuse``: a model kept by an
+    earlier run (the site served at its address), its crawl's pages fetched as the structure requests."""
     model = tmp / f"{name}.model.json"
-    mark = log.mark()
-    res = structcrawl("crawl", base + entry, "-o", str(model), "--members", "-L", "WARNING")
-    if res.returncode != 0:
-        raise SystemExit(f"structure crawl of {name} failed:\n{res.stderr[-3000:]}")
-    structure_requests = len(log.since(mark))
-    doc = json.loads(model.read_text(encoding="utf-8"))
+    if reuse is not None:
+        doc = json.loads(reuse.read_text(encoding="utf-8"))
+        if reuse.resolve() != model.resolve():
+            model.write_text(reuse.read_text(encoding="utf-8"), encoding="utf-8")
+        structure_requests = int(doc["crawl"]["pages_fetched"])
+    else:
+        mark = log.mark()
+        res = structcrawl("crawl", base + entry, "-o", str(model), "--members", "-L", "WARNING")
+        if res.returncode != 0:
+            raise SystemExit(f"structure crawl of {name} failed:\n{res.stderr[-3000:]}")
+        structure_requests = len(log.since(mark))
+        doc = json.loads(model.read_text(encoding="utf-8"))
     # model class of each member, and the truth class of each
     votes: dict[str, Counter] = {}
     for c in doc["classes"]:
@@ -177,6 +185,24 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
             f"{row['hubs']} hubs)")
         table.append(row)
     return table
+
+
+def _kept(models: str | None, name: str) -> Path | None:
+    """The model a run with ``--keep`` left in ``models`` for site ``name`` (None: learn one)."""
+    if not models:
+        return None
+    path = Path(models) / f"{name}.model.json"
+    if not path.exists():
+        raise SystemExit(f"no kept model {path}")
+    return path
+
+
+def _port(model: Path | None) -> int:
+    """The port of the address a kept model was learnt at (0: any free port)."""
+    if model is None:
+        return 0
+    start = json.loads(model.read_text(encoding="utf-8"))["site"]["start_url"]
+    return urlsplit(start).port or 80
 
 
 def plain_rate_on(base: str, paths: list[str], tmp: Path, log: Log) -> float:
@@ -259,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-demo", action="store_true")
     ap.add_argument("--no-corpora", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the models, feeds and harvest summaries in DIR")
+    ap.add_argument("--models", metavar="DIR", help="harvest with the models an earlier run kept in DIR (--keep), "
+                                                    "each site served at its model's address, instead of learning "
+                                                    "new ones: the same models before and after a change")
     ap.add_argument("--truth", action="append", metavar="CLASS",
                     help="a corpus's truth class to harvest, repeatable (default: the largest, the largest of at "
                          "most 40 %% and of at most 10 %% of the site that a model class holds)")
@@ -274,11 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_demo:
             site = DemoSite(pages=args.demo_pages)
             log = Log()
-            srv, base = demo_server.start_in_thread(site, access_log=log)
+            name = f"demo ({len(site):,} pages)"
+            reuse = _kept(args.models, name)
+            srv, base = demo_server.start_in_thread(site, port=_port(reuse), access_log=log)
             truth = dict(site.truth())
             try:
-                rows += run_site(f"demo ({len(site):,} pages)", base, "", log,
-                                 lambda u: truth.get(_path(u)), DEMO_CASES, tmp, out, demo_pages=args.demo_pages)
+                rows += run_site(name, base, "", log, lambda u: truth.get(_path(u)), DEMO_CASES, tmp, out,
+                                 demo_pages=args.demo_pages, reuse=reuse)
             finally:
                 srv.shutdown()
                 srv.server_close()
@@ -287,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
             pages = corpora.html_pages(corpus)
             truth = {p: c for p in pages if (c := corpora.label(corpus, p)) is not None}
             log = Log()
-            srv, base = serve_dir(root, log)
+            reuse = _kept(args.models, corpus)
+            srv, base = serve_dir(root, log, _port(reuse))
             base_path = urlsplit(base).path
 
             def label(url: str, truth=truth, base=base, base_path=base_path) -> str | None:
@@ -299,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 cases = [(t,) for t in args.truth] if args.truth else None
                 rows += run_site(corpus, base, corpora.CORPORA[corpus]["entry"], log, label, cases, tmp, out,
-                                 corpus=corpus)
+                                 corpus=corpus, reuse=reuse)
             finally:
                 srv.shutdown()
                 srv.server_close()

@@ -524,3 +524,43 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     for entry in [again.pop() for _ in range(LIST_EVIDENCE)]:
         again.page(entry.url, entry.key, 4, {})
     assert drain(again) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE
+
+
+def test_new_urls_of_a_hub_class_no_target_links_are_judged_apart_from_those_next_to_targets():
+    """The pages of a hub class that target pages link (next to ground the harvest covered) may stop paying
+    while those of the same class no target page links still lead somewhere new: a new URL of that class is
+    progress, or not, by the pages like it (geos: the source listings of harvested classes show nothing new;
+    those only a directory lists show the classes no other page links)."""
+    doc = document()
+    doc["class_links"].append({"source": 2, "path": CRUMB, "target": 1, "count": 40})
+    items = [H + f"/item/{i}" for i in range(DEAD_WINDOW)]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=0), items)
+    for i, url in enumerate(drain(h)):
+        h.page(url, (1, ITEMS), 2, {CRUMB: [H + f"/list/{100 + i}"]})  # each item's own listing
+    for url in drain(h):
+        assert not h.page(url, (2, CRUMB), 1, {}).useful  # listings next to the items: nothing new
+    assert h.page(H + "/", None, 0, {MENU: [H + "/list/7"]}).useful  # a listing no item links: progress
+    h.page(H + "/item/0", (1, ITEMS), 2, {CRUMB: [H + "/list/8"]})
+    assert not h.page(H + "/about", None, 0, {MENU: [H + "/list/8"]}).useful  # one an item links: not
+
+
+def test_after_a_dry_spell_hub_urls_wait_though_hub_pages_show_new_urls():
+    """Once QUIET_MIN pages (and DRY_TARGETS targets' worth) brought no target, hub URLs wait, though the hub
+    pages still showed new URLs nearer the targets, which keep the harvest from being quiet: those URLs
+    turned out no targets (commons-math3's package summaries: 77 requests for the 76, then 156 more)."""
+    h = through_listing(harvest(), [H + f"/item/{i}" for i in range(40)])
+    for url in drain(h):
+        h.page(url, (1, ITEMS), 2, {})
+    h.page(H + "/list/2", (0, MENU), 1, {PAGER: [H + "/list/3"], ITEMS: [H + "/item/x2"]})
+    hubs = 0
+    while (entry := h.pop()) is not None:
+        n = entry.url.rsplit("/", 1)[-1]
+        if "/item/" in entry.url:  # predicted an item by its URL, but of another class
+            h.page(entry.url, entry.key, 3, {})
+        else:
+            hubs += 1
+            h.page(entry.url, entry.key, 1, {PAGER: [H + f"/list/{int(n) + 1}"], ITEMS: [H + f"/item/x{n}"]})
+        assert h.quiet < QUIET_MIN  # each listing showed a new "item"
+        assert hubs < 100
+    assert h.dry_spell() and h.dry == QUIET_MIN and h.harvested == 40
+    assert [e.url for e in h.parked] == [H + f"/list/{hubs + 3}"]

@@ -137,6 +137,9 @@ DEAD_WINDOW = 10
 #: replay but lost a publisher page of the demo (tests/test_harvest.py): 50 pages it stays.
 QUIET_SHARE = 0.1
 QUIET_MIN = 50
+#: Targets' worth of requests, at the harvest's cost per target so far, fetched without a target after
+#: which hub pages wait (:meth:`Harvest.dry_spell`; QUIET_MIN and QUIET_SHARE of the pages fetched at least).
+DRY_TARGETS = 10
 #: Chance of a run of non-useful pages as long as the one seen, below which a collection is dead.
 DEAD_RISK = 0.01
 #: Links to targets per page (the model's counts) from which a class is a listing of targets, followed
@@ -309,8 +312,14 @@ class Harvest:
         self.harvested_of: Counter = Counter()  #: target class -> pages harvested
         self.kinds: Counter = Counter()
         self.quiet = 0  #: pages in a row that showed nothing new nearer the targets
+        self.dry = 0  #: pages in a row that were no target (:meth:`dry_spell`)
         self.quiet_of: Counter = Counter()  #: the same per class
         self.paid_of: Counter = Counter()  #: class -> pages that showed a new target or a new URL nearer
+        #: the same per (class, whether a fetched target page linked the page's URL): pages, those that
+        #: paid, the last in a row that did not (:meth:`_fruitless`)
+        self.side_pages: Counter = Counter()
+        self.side_paid: Counter = Counter()
+        self.side_run: Counter = Counter()
         #: (collection, the class its URLs were predicted) -> pages fetched, and those that paid as above
         self.sent_of: Counter = Counter()
         self.paid_by: Counter = Counter()
@@ -537,6 +546,7 @@ class Harvest:
         useful = kind == "target"
         pays = useful  #: is a target, or showed a new target or a new URL nearer the targets
         origin = self._origin(url, key, requested)
+        side = (cls, self.target_linked[requested or url] > 0 or self.target_linked[url] > 0)
         self.pages_of[cls] += 1
         lkey = self.list_of.get(requested or url)
         if key is None or lkey is None or lkey[:2] != key:
@@ -578,7 +588,7 @@ class Harvest:
                     if predicted is None or self._alias(u):
                         continue
                     if predicted in self.targets or (self.dist.get(predicted, FAR) < here
-                                                     and not self._fruitless(predicted)):
+                                                     and not self._fruitless(predicted, u)):
                         useful = pays = True
                         self.found_new[cls] += 1
                     elif predicted == cls:
@@ -596,8 +606,12 @@ class Harvest:
             self.list_paid[lkey] += pays
             self.list_run[lkey] = 0 if pays else self.list_run[lkey] + 1
         self.quiet = 0 if pays else self.quiet + 1
+        self.dry = 0 if kind == "target" else self.dry + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
         self.paid_of[cls] += pays
+        self.side_pages[side] += 1
+        self.side_paid[side] += pays
+        self.side_run[side] = 0 if pays else self.side_run[side] + 1
         if key is not None and not explore:
             sent = (key, _bucket_class(self._bucket(key, requested or url)))
             self.sent_of[sent] += 1
@@ -682,13 +696,27 @@ class Harvest:
             return True
         return key is not None and not self._leads_to_targets(key) and self._class_run_is_telling(cls)
 
-    def _fruitless(self, cls: int) -> bool:
-        """Has hub class ``cls`` stopped paying, its pages' run of nothing new toward the targets too long to
-        be chance (:meth:`_class_run_is_telling`)?  Then a new URL of it is no longer "nearer the targets":
-        the model's distance of a class can be a mixture's (ghc: the site's home page, which links the user
-        guide, is in one class with the source pages, so every module page showed "new URLs nearer" in its
-        links to source pages and kept the modules followed after the last manual page, 560 pages)."""
-        return self._class_run_is_telling(cls)
+    def _fruitless(self, cls: int, url: str) -> bool:
+        """Have the pages of hub class ``cls`` like ``url`` stopped paying, their run of nothing new toward
+        the targets too long to be chance (as :meth:`_class_run_is_telling` judges a class's)?  Then a new
+        URL of it is no longer "nearer the targets": the model's distance of a class can be a mixture's
+        (ghc: the site's home page, which links the user guide, is in one class with the source pages, so
+        every module page showed "new URLs nearer" in its links to source pages and kept the modules
+        followed after the last manual page, 560 pages).  Pages *like* ``url``: of those whose URL a fetched
+        target page linked when they were fetched, if a fetched target page links ``url``; of the others
+        if none does.  A hub page a target links is next to ground the harvest covered; one no target links
+        may lead where it has not been (geos: the source listings of the classes harvested showed nothing
+        new, 17 in a row, but the source listings a directory lists and no class page fetched links lead to
+        the classes no other page links; judged as one, the directory showing them was no progress and the
+        re-check closed it again: recall 0.920)."""
+        side = (cls, self.target_linked[url] > 0)
+        run = self.side_run[side]
+        if run < DEAD_WINDOW:
+            return False
+        before = self.side_pages[side] - run
+        if not self.side_paid[side] or not before:
+            return True
+        return (1 - self.side_paid[side] / before) ** run < DEAD_RISK
 
     def _class_run_is_telling(self, cls: int | None) -> bool:
         """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
@@ -702,10 +730,23 @@ class Harvest:
             return True
         return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
 
+    def dry_spell(self) -> bool:
+        """Has the harvest fetched no target for a run too long to be a gap between its targets:
+        DRY_TARGETS targets' worth of requests at its cost per target so far, QUIET_SHARE of the pages
+        fetched and QUIET_MIN at least?  Then every hub URL waits (:meth:`_waits`) until a target comes,
+        but those of a collection the re-check opened and the URLs its pages queued (:meth:`_opened`).  New
+        URLs of hub classes, which keep a hub class from being quiet, are a weak sign once no page led to a
+        target for so long: commons-math3's 76 package summaries were all fetched by request 77, and the
+        hub pages' new hub URLs kept the harvest going to 233 (replay; 135 with this rule).  QUIET_MIN is
+        the floor: geos's last directory comes 44 pages after the one before it (20 lost it)."""
+        window = max(QUIET_MIN, QUIET_SHARE * self.fetched, DRY_TARGETS * self.fetched / max(1, self.harvested))
+        return self.dry >= window
+
     def hubs_quiet(self) -> bool:
         """Have the last pages of the whole harvest (QUIET_SHARE of the pages fetched, QUIET_MIN at
-        least) shown no new target and no new URL nearer the targets?"""
-        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched)
+        least) shown no new target and no new URL nearer the targets, or is it in a dry spell
+        (:meth:`dry_spell`)?"""
+        return self.quiet >= max(QUIET_MIN, QUIET_SHARE * self.fetched) or self.dry_spell()
 
     def waits(self, entry: Entry) -> bool:
         """Is ``entry``, handed out, a URL of a quiet hub class (:meth:`quiet_hub`, by the class it is
@@ -828,7 +869,7 @@ class Harvest:
                 continue
             lkey = self.list_of.get(entry.url)
             if lkey is not None and lkey[:2] == entry.key:
-                if bucket != SEEDS and self._list_probe(entry) and self.quiet_hub(_bucket_class(bucket), entry.key):
+                if bucket != SEEDS and self._list_probe(entry) and self._resting(bucket, entry):
                     self.probes_out += 1  # a quiet class's page, for its list: from the exploration budget
                 self.list_out[lkey] += 1
             return entry
@@ -847,9 +888,27 @@ class Harvest:
         """
         if self._list_idle(bucket, entry):
             return True
-        if not self.quiet_hub(_bucket_class(bucket), entry.key):
+        if not self._resting(bucket, entry):
             return False
         return not self._list_probe(entry)
+
+    def _resting(self, bucket: Bucket, entry: Entry) -> bool:
+        """Is ``entry`` (in ``bucket``) a hub URL that waits now: in a dry spell (:meth:`dry_spell`), but
+        for the URLs the re-check opened (:meth:`_opened`), or of a quiet hub class (:meth:`quiet_hub`)?"""
+        cls = _bucket_class(bucket)
+        if self.dry_spell() and cls not in self.targets and not self._opened(entry):
+            return True
+        return self.quiet_hub(cls, entry.key)
+
+    def _opened(self, entry: Entry) -> bool:
+        """Is ``entry`` of a collection the re-check opened, or queued within YIELD_HOPS of one?  Its
+        window decides (:meth:`barren_window`), not the harvest's dry spell: the ground it opens lies
+        several links from the next target (geos: directory -> source listing -> class page)."""
+        for key in (entry.key, (self.lineage.get(entry.url) or (None,))[0]):
+            col = self.collections.get(key) if key is not None else None
+            if col is not None and (col.decision == RECHECK or col.widened):
+                return True
+        return False
 
     def _list_probe(self, entry: Entry) -> bool:
         """Is ``entry`` the first URL handed out of its list, which no other collection links, while the
