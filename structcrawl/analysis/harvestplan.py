@@ -160,6 +160,18 @@ FAR = math.inf
 #: :func:`harvest_collections` (no spelled path holds a tab: class tokens are split at whitespace).
 LIST_MARK = "\t"
 
+
+def _run_too_long(run: int, pages: int, paid: int) -> bool:
+    """Is a run of ``run`` pages that showed nothing, the last of ``pages`` pages of which ``paid``
+    paid, too long to be chance?  Dead after DEAD_WINDOW pages when none before the run paid; when
+    they paid with a share p, once (1-p)^run < DEAD_RISK."""
+    if run < DEAD_WINDOW:
+        return False
+    before = pages - run
+    if not paid or not before:
+        return True
+    return (1 - paid / before) ** run < DEAD_RISK
+
 Key = tuple[int | None, str]  #: (class of the page holding the links, spelled collection path)
 ListKey = tuple[int | None, str, str]  #: a collection's key and the container of one of its lists
 
@@ -710,25 +722,13 @@ class Harvest:
         the classes no other page links; judged as one, the directory showing them was no progress and the
         re-check closed it again: recall 0.920)."""
         side = (cls, self.target_linked[url] > 0)
-        run = self.side_run[side]
-        if run < DEAD_WINDOW:
-            return False
-        before = self.side_pages[side] - run
-        if not self.side_paid[side] or not before:
-            return True
-        return (1 - self.side_paid[side] / before) ** run < DEAD_RISK
+        return _run_too_long(self.side_run[side], self.side_pages[side], self.side_paid[side])
 
     def _class_run_is_telling(self, cls: int | None) -> bool:
         """Is hub class ``cls``'s run of pages that showed nothing new toward the targets too long to be
         chance, as a followed collection's is for the dead rule (:meth:`_run_is_telling`): DEAD_WINDOW
         pages at least, and for a class whose pages before the run paid with a share p, (1-p)^n < DEAD_RISK."""
-        run = self.quiet_of[cls]
-        if run < DEAD_WINDOW:
-            return False
-        before = self.pages_of[cls] - run
-        if not self.paid_of[cls] or not before:
-            return True
-        return (1 - self.paid_of[cls] / before) ** run < DEAD_RISK
+        return _run_too_long(self.quiet_of[cls], self.pages_of[cls], self.paid_of[cls])
 
     def dry_spell(self) -> bool:
         """Has the harvest fetched no target for a run too long to be a gap between its targets:
@@ -806,12 +806,7 @@ class Harvest:
         never useful is dead after DEAD_WINDOW pages; one whose pages before the run were useful with
         a share p, once (1-p)^n < DEAD_RISK for a run of n (a list of books most of which have no
         reviews is not dead after ten books without one)."""
-        if col.useless_run < DEAD_WINDOW:
-            return False
-        before = col.fetched - col.useless_run
-        if not col.useful or not before:
-            return True
-        return (1 - col.useful / before) ** col.useless_run < DEAD_RISK
+        return _run_too_long(col.useless_run, col.fetched, col.useful)
 
     def _reopen(self, key: Key, col: _Collection) -> None:
         """Follow again to its end a collection closed again after its re-check (:attr:`_Collection.barren`)
@@ -954,7 +949,7 @@ class Harvest:
         pages, paid, run = sum(seen.values()), self.list_paid[lkey], self.list_run[lkey]
         if not paid:
             return pages >= LIST_EVIDENCE
-        return run >= DEAD_WINDOW and (1 - paid / (pages - run)) ** run < DEAD_RISK
+        return _run_too_long(run, pages, paid)
 
     def skipped(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
