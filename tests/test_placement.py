@@ -109,3 +109,23 @@ def test_element_paths_carry_class_tokens_and_no_ids():
     assert "html/body/div.*.refentry/p" in feats.element_paths
     assert "html/body/div.*.refentry/ul/li/a" in feats.element_paths  # nested runs folded, as tag paths
     assert "html/body/div/p" in feats.tag_paths and not any("#" in p for p in feats.element_paths)
+
+
+def test_a_lagging_reference_waits_for_growth_and_follows_class_changes():
+    """The crawl's predictions may use a reference built on fewer pages (it costs O(pages)); an
+    exact answer, a new class or a merge builds it again."""
+    model = model_of([sections(10), commands(10), indices(3)])
+    built = model.reference()
+    model._add_to(model.classes[0], sections(2, "late"))  # 25 pages: within REFERENCE_LAG of 23
+    assert model.reference(lagging=True) is built
+    exact = model.reference()
+    assert exact is not built and sum(sum(c.values()) for c in exact.sets.values()) == 25  # the late pages too
+    model._add_to(model.classes[1], commands(4, "more"))  # 29 pages: beyond the lag
+    assert model.reference(lagging=True) is not exact
+    lagging = model.reference(lagging=True)
+    model._add_to(model.new_class(), sections(1, "alone"))
+    assert model.reference(lagging=True) is not lagging
+    lagging = model.reference(lagging=True)
+    model.merge_classes(0, 1)
+    merged = model.reference(lagging=True)
+    assert merged is not lagging and {c for counts in merged.sets.values() for c in counts} == set(model.classes)

@@ -171,7 +171,8 @@ class Explorer:
         arrived = [self._page(f.url, f.collections, f.tag_paths, f.element_paths) for f in fresh]
         if self.model.classes:
             for page in arrived:
-                self.predicted[page.url] = self.model.classify(page.schema, page.url_count, page.element_paths)[0]
+                self.predicted[page.url] = self.model.classify(page.schema, page.url_count, page.element_paths,
+                                                               lagging=True)[0]
         selection = select_candidates(arrived, self.dt)
         decisions = tuple(self.model.update(c, self.dt) for c in selection.candidates)
         by_url = {f.url: f for f in fresh}

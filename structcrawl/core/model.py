@@ -104,6 +104,9 @@ CHROME_SHARE = 0.5
 #: Classes for the chrome to be the site's, not one class's own core: below it no page
 #: counts as one without links of its own (``with_links_of_their_own``, ``split.bare_members``).
 CHROME_CLASSES = 3
+#: Growth of the modelled pages a crawl's predictions let ``reference`` lag behind: rebuilt at every
+#: model step it made each step O(pages) (an exhaust run of the 30k demo: 137 -> 100 updates/s).
+REFERENCE_LAG = 0.1
 
 
 def core_sections(cls: "PageClass") -> frozenset[str]:
@@ -315,6 +318,9 @@ class SiteModel:
         self._chrome: set[str] | None = None
         self._reference: PathReference | None = None
         self._unplaced: PathReference | None = None
+        #: the class ids, chrome and page count ``_reference`` was built on; whether no page came since
+        self._reference_built: tuple[frozenset[int], frozenset[str], int] = (frozenset(), frozenset(), 0)
+        self._reference_current = False
 
     @classmethod
     def from_assignment(cls, pages: Iterable[Page], assignment: Mapping[str, int], costs: Costs,
@@ -478,7 +484,8 @@ class SiteModel:
         self.model_bits -= cls.model_bits(c)
         self.data_bits -= cls.data_bits(c)
         cls.add(pages)
-        self._chrome = self._reference = self._unplaced = None
+        self._chrome = None
+        self._reference_current = False
         for page in pages:
             self.schema_classes.setdefault(page.schema, Counter())[cls.id] += 1
             self.known_paths.update(page.schema)
@@ -515,21 +522,33 @@ class SiteModel:
             self._chrome = site_chrome(self)
         return self._chrome
 
-    def reference(self) -> PathReference:
+    def reference(self, lagging: bool = False) -> PathReference:
         """The element paths of the members with links beyond the chrome, by class: where a page
-        whose links are all the chrome is placed (``structcrawl.core.placement``)."""
-        if self._reference is None:
-            chrome = self.chrome()
+        whose links are all the chrome is placed (``structcrawl.core.placement``).
+
+        ``lagging``: one built on the same classes and chrome and on no fewer than
+        1 / (1 + ``REFERENCE_LAG``) of the pages will do (a crawl's predictions at each step)."""
+        chrome = self.chrome()
+        if self._reference is None or not (self._reference_current or lagging and self._lag_ok(chrome)):
             self._reference = PathReference.of_pages(
                 (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
                 if not page.schema <= chrome)
+            self._unplaced = None
+            self._reference_built = (frozenset(self.classes), frozenset(chrome), len(self.pages))
+            self._reference_current = True
         return self._reference
 
-    def unplaced(self) -> PathReference:
+    def _lag_ok(self, chrome: set[str]) -> bool:
+        ids, built_chrome, built_pages = self._reference_built
+        return (len(self.pages) <= (1 + REFERENCE_LAG) * built_pages and ids == self.classes.keys()
+                and built_chrome == chrome)
+
+    def unplaced(self, lagging: bool = False) -> PathReference:
         """The element paths of the members whose links are all the chrome and that ``reference``
         places nowhere, by class: where a page it places nowhere goes (the stubs together)."""
+        reference = self.reference(lagging)
         if self._unplaced is None:
-            chrome, reference = self.chrome(), self.reference()
+            chrome = self.chrome()
             self._unplaced = PathReference.of_pages(
                 (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
                 if page.schema <= chrome and reference.nearest(page.element_paths) is None)
@@ -538,9 +557,10 @@ class SiteModel:
     def set_references(self, reference: PathReference, unplaced: PathReference) -> None:
         """Use these (read from a model file, which does not keep its members' pages)."""
         self._reference, self._unplaced = reference, unplaced
+        self._reference_current = True
 
-    def classify(self, schema: frozenset[str], url_count: int = 0,
-                 element_paths: frozenset[str] | None = None) -> tuple[int | None, float]:
+    def classify(self, schema: frozenset[str], url_count: int = 0, element_paths: frozenset[str] | None = None,
+                 lagging: bool = False) -> tuple[int | None, float]:
         """The class of the member most like the page, or None when no class fits;
         with the page's code length in that class.
 
@@ -565,6 +585,7 @@ class SiteModel:
         ``element_paths``, goes where they place it (``structcrawl.core.placement``),
         or, placed nowhere, with the members likewise placed nowhere that are nearest it, once
         there are ``CHROME_CLASSES`` classes; the model's regroup places such members alike.
+        ``lagging``: the placement may lag the model's latest pages (``reference``).
         """
         total = len(self.pages)
         if not self.classes:
@@ -572,9 +593,9 @@ class SiteModel:
         known = self.known_paths
         seen = frozenset(p for p in schema if p in known)
         if element_paths and len(self.classes) >= CHROME_CLASSES and schema <= self.chrome():
-            placed = self.reference().nearest(element_paths)
+            placed = self.reference(lagging).nearest(element_paths)
             if placed is None:
-                placed = self.unplaced().nearest(element_paths, least=0.0)
+                placed = self.unplaced(lagging).nearest(element_paths, least=0.0)
             if placed is not None:
                 return placed, class_code_length(seen, self.classes[placed], total)
         best = self._nearest_class(seen)

@@ -325,16 +325,17 @@ def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str]) 
     among the pages with links of their own, in their classes of ``assignment``
     (``structcrawl.core.placement``), as ``SiteModel.classify`` answers for it; pages near no
     such page stay (the gathered class of them); True when some moved."""
+    bare = [u for u in assignment if model.pages[u].schema <= chrome]
+    if not bare:  # the reference costs O(pages) at each regroup: only when there is a page to place
+        return False
     reference = PathReference.of_pages((model.pages[u].element_paths, cid) for u, cid in assignment.items()
                                           if not model.pages[u].schema <= chrome)
     moved = False
-    for url, cid in assignment.items():
-        page = model.pages[url]
-        if page.schema <= chrome:
-            target = reference.nearest(page.element_paths)
-            if target is not None and target != cid:
-                assignment[url] = target
-                moved = True
+    for url in bare:
+        target = reference.nearest(model.pages[url].element_paths)
+        if target is not None and target != assignment[url]:
+            assignment[url] = target
+            moved = True
     return moved
 
 
