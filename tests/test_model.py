@@ -326,6 +326,22 @@ def test_predictions_of_two_orderings_of_one_site_agree():
     assert all("predicted the class" in m.stability.reason for m in models)
 
 
+def test_checks_space_out_as_the_model_grows():
+    """A check regroups every modelled page: every ``check_pages`` pages made a long crawl
+    quadratic, so past ``check_pages / CHECK_SHARE`` pages a check comes every CHECK_SHARE of them."""
+    from structcrawl.core.explorer import CHECK_SHARE, run_offline
+    from structcrawl.demo.site import DemoSite, fetcher
+
+    explorer = run_offline(fetcher(DemoSite(pages=3000), "http://127.0.0.1:8000"), "http://127.0.0.1:8000/",
+                           stop="exhaust", max_pages=1200, check_pages=5)
+    at = [c.pages for c in explorer.stability.checks]
+    gaps = [b - a for a, b in zip(at, at[1:])]
+    assert at[-1] >= 1000
+    assert all(5 <= g < 5 + 10 for a, g in zip(at, gaps) if a < 5 / CHECK_SHARE)  # a batch may overshoot
+    assert all(g >= CHECK_SHARE * a for a, g in zip(at, gaps))
+    assert len(at) < 0.5 * at[-1] / 5  # fewer than half the checks of one every 5 pages
+
+
 def test_tag_path_twins_are_one_template_whatever_their_links():
     frame = [f"html/body/div/p{i}" for i in range(40)]
     tags = frozenset(frame)
