@@ -756,7 +756,26 @@ class Harvest:
         before their collection was found dead, where the re-check did not find them.)"""
         if entry.key is None or entry.explore:  # a start URL, a probe: never parked
             return False
-        return self._waits(self._bucket(entry.key, entry.url), entry)
+        return self._waits(self._bucket(entry.key, entry.url), entry) and self._other_way(entry) is None
+
+    def _other_way(self, entry: Entry) -> Entry | None:
+        """``entry``, which waits by the collection (and list) it was queued under, as linked by another
+        collection that linked it while it waited there (:attr:`linked_by`), followed, that wants it and under
+        which it does not wait; None if none.  A URL is queued under its first sighting, and the rules that
+        make it wait judge that collection's pages (a list idle, a class quiet in that collection): another
+        collection's pages may still pay.  qtbase: a class page first seen in a paragraph of another class
+        page, a "list" (``p[4]``) whose three pages fetched showed nothing, waited though the module page's
+        class table, followed, lists it too -- the harvest ended with 97 class pages waiting, 12 of them the
+        only way to an obsolete-members page (replay 0.931)."""
+        for key, referer in self.linked_by.get(entry.url, ()):
+            col = self.collections.get(key)
+            if key == entry.key or col is None or col.decision != FOLLOW or not self._wanted(key, entry.url) \
+                    or self._covered(key, entry.url):
+                continue
+            other = Entry(entry.url, key, referer, False)
+            if not self._barren(other) and not self._waits(self._bucket(key, entry.url), other):
+                return other
+        return None
 
     def _learn(self, key: Key, cls: int | None, useful: bool, explore: bool, pays: bool) -> None:
         col = self._collection(key)
@@ -857,7 +876,11 @@ class Harvest:
             if bucket != SEEDS and not entry.explore and self._moved(bucket, entry):
                 continue
             if bucket != SEEDS and self._waits(bucket, entry):
-                self.parked.append(entry)
+                other = self._other_way(entry)
+                if other is None:
+                    self.parked.append(entry)
+                else:
+                    self.buckets.setdefault(self._bucket(other.key, other.url), deque()).append(other)
                 continue
             if self.skipped(entry):
                 self.hold(entry)
