@@ -177,6 +177,7 @@ ListKey = tuple[int | None, str, str]  #: a collection's key and the container o
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
 RECHECK = "recheck"  #: a skipped collection probed again once the plan ran dry
+COVERED = "covered"  #: the re-check's last tier: sampled collections whose URLs only target pages link
 SEEDS = "seeds"  #: the bucket of start URLs
 LISTINGS = "listings"  #: (LISTINGS, class): the bucket of a class's URLs linked from target pages
 Bucket = int | None | str | tuple[str, int | None]
@@ -1050,12 +1051,20 @@ class Harvest:
         pages linked only from source listings reached through directory pages, which only source
         listings link; qtbase: classes linked only from obsolete-members pages) are reached no other way.
 
-        The collections no page was fetched from yet go first, then the nearest, then those holding the
-        most such URLs: a collection the harvest sampled (its probes, or its pages before the dead rule
-        closed it) was judged on evidence, one never sampled only by the model's link counts, and the
-        budget is spent in this order (geos: the source listings' links to their directories, never
-        followed, before the class pages' links to their source files, 17 of which had led nowhere: the
-        ~30 pages of the budget went to the latter, 0.920 in replay; in this order 1.000).
+        The collections no page was fetched from yet go first, then the nearest, then those holding the most
+        such URLs that no fetched target page links, then the most such URLs: a collection the harvest sampled
+        (its probes, or its pages before the dead rule closed it) was judged on evidence, one never sampled
+        only by the model's link counts, and the budget is spent in this order (geos: the source listings'
+        links to their directories, never followed, before the class pages' links to their source files, 17 of
+        which had led nowhere: the ~30 pages of the budget went to the latter, 0.920 in replay; in this order
+        1.000).
+
+        A collection sampled before whose URLs only fetched target pages link is re-checked in a round of
+        its own, the last: its pages showed nothing, and its URLs lie next to ground the harvest covered
+        (geos: the class pages' links to their own source files, 16 fetched and none useful, took the 20
+        probes of the round that also opened the source listings' links to their directories, whose pages
+        fill the directories' file lists -- closed by the dead rule, re-checked in the next round with
+        6 pages of budget left: 0.920; so 1.000).
 
         A collection is re-checked once, and only if it holds URLs no other collection of a fetched
         page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
@@ -1072,19 +1081,25 @@ class Harvest:
                 self.parked.append(entry)
         if self.explore_budget() <= 0:
             return 0
-        ranked: dict[str, list] = {SKIP: [], FOLLOW: []}
+        ranked: dict[str, list] = {SKIP: [], FOLLOW: [], COVERED: []}
         for key, col in self.collections.items():
             if col.decision not in ranked or col.rechecked or not any(u not in self.queued for u, _r in col.held):
                 continue
             seen = self.links.get(key, Counter()) + col.outcomes
             nearest = min((self.dist.get(c, FAR) for c in seen if c is not None), default=FAR)
-            novel = sum(1 for u, _r in col.held if self.sightings[u] <= 1 and u not in self.queued)
+            novel = [u for u, _r in col.held if self.sightings[u] <= 1 and u not in self.queued]
+            # of those, the URLs no fetched target page links: a target page's own link was judged there
+            # (its listing, its source file), and leads next to ground the harvest covered
+            far = sum(1 for u in novel if not self.target_linked[u])
             if novel:
-                ranked[col.decision].append((col.fetched > 0, nearest, -novel, key))
+                # sampled, and all it holds target pages link: its pages showed nothing, and its URLs lie
+                # next to ground the harvest covered -- re-checked last
+                tier = col.decision if far or not col.fetched else COVERED
+                ranked[tier].append((col.fetched > 0, nearest, -far, -len(novel), key))
         # skipped collections first; the URLs a followed collection held back (predicted of a class
         # farther away: ghc's user guide, which alone links one library's modules) once none is left
-        chosen = ranked[SKIP] or ranked[FOLLOW]
-        for *_rank, key in sorted(chosen, key=lambda r: r[:3]):
+        chosen = ranked[SKIP] or ranked[FOLLOW] or ranked[COVERED]
+        for *_rank, key in sorted(chosen, key=lambda r: r[:4]):
             col = self.collections[key]
             col.before_recheck = col.decision
             col.decision, col.rechecked, col.probes = RECHECK, True, 0
