@@ -270,7 +270,8 @@ def test_the_recheck_probes_a_collection_never_sampled_first():
     h.page(H + "/item/2", (1, ITEMS), 2, {ODD: [H + f"/review/{i}" for i in range(11, 14)]})
     assert drain(h) == []
     h.page(H + "/review/1", (2, REVIEWS), 3, {})  # fetched from it once: sampled
-    assert h.recheck() == 2
+    # the sampled one, whose URLs only target pages link, waits for a round of its own (the eleventh pass)
+    assert h.recheck() == 1
     assert h.pop().key == (2, ODD)  # fewer novel URLs, but never sampled
 
 
@@ -564,3 +565,87 @@ def test_after_a_dry_spell_hub_urls_wait_though_hub_pages_show_new_urls():
         assert hubs < 100
     assert h.dry_spell() and h.dry == QUIET_MIN and h.harvested == 40
     assert [e.url for e in h.parked] == [H + f"/list/{hubs + 3}"]
+
+
+def test_a_url_waiting_by_its_first_list_is_fetched_by_another_collection_that_links_it():
+    """A URL is queued under the collection (and list) it was first seen in, and waits by that list's rules
+    (its pages showed nothing); a followed collection of another page that linked it meanwhile, under which
+    it does not wait, brings it (qtbase: class pages first seen in a paragraph "list" of another class page
+    waited, though the module page's class table lists them: 12 obsolete-members pages missed)."""
+    doc = {
+        "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+\.html$"} for c, n in ((0, 1), (2, 10), (4, 30))],
+        "class_links": [{"source": s, "path": SYMBOL, "target": t, "count": n} for s, t, n in ((0, 2, 10), (0, 4, 30))]
+        + [{"source": 4, "path": "p/a", "target": 2, "count": 5}],
+    }
+    funcs = [f"{H}/func.f{i}.html" for i in range(20)]
+    structs = [f"{H}/struct.s{i}.html" for i in range(10)]
+    features = extract(symbol_index(funcs, structs).encode(), H + "/index.html", "text/html")
+    collections = harvest_collections(features, features.collections, lambda path: path)
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    for entry in [h.pop() for _ in range(LIST_EVIDENCE)]:
+        h.page(entry.url, entry.key, 4, {})  # the functions' list shows nothing: its other URLs wait
+    h.page(H + "/other.html", None, 4, {"p/a": [funcs[5]]})  # a page whose links lead to structs lists one
+    drained = drain(h)
+    assert funcs[5] in drained and set(structs) <= set(drained)
+    assert sorted(e.url for e in h.parked) == sorted(set(funcs[LIST_EVIDENCE:]) - {funcs[5]})
+
+
+def test_the_recheck_probes_first_a_collection_whose_urls_no_target_page_links():
+    """Of two skipped collections as near, the re-check first probes the one holding more URLs that no fetched
+    target page links: a target page's own link leads next to ground the harvest covered (geos: the class
+    pages' links to their own source files took the budget, 36 pages with nothing new, before the
+    directories' file lists, which alone list the source files of the classes no fetched page links)."""
+    doc = document()
+    doc["class_links"] += [{"source": 2, "path": "p.home/a", "target": 0, "count": 5},
+                           {"source": 1, "path": "p.up/a", "target": 0, "count": 5}]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=20), [H + "/item/1"])
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h.page(H + "/list/5", (0, MENU), 1, {"p.up/a": [H + f"/home/{i}" for i in range(11, 14)]})
+    assert drain(h) == []  # the home class is farther from the items than both pages
+    assert h.recheck() == 2
+    assert h.pop().key == (1, "p.up/a")  # fewer novel URLs, but no target page links them
+
+
+def test_a_sampled_collection_whose_urls_only_target_pages_link_is_rechecked_in_the_last_round():
+    """A collection sampled before (its pages showed nothing) whose URLs only fetched target pages link is
+    re-checked only once no other collection is left: its URLs lie next to ground the harvest covered.  The
+    collections the first round's probes fill come first (geos: the probes of the source listings' links to
+    their directories fetch directories whose file lists, closed by the dead rule, hold the source files of
+    the classes no page links; the class pages' links to their own source files, 16 fetched and none
+    useful, took the 20 probes of the budget in that round: 0.920)."""
+    doc = document()
+    doc["class_links"] += [{"source": 2, "path": "p.home/a", "target": 0, "count": 5},
+                           {"source": 1, "path": "p.up/a", "target": 0, "count": 5}]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=40), [H + "/item/1"])
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h.page(H + "/home/1", (2, "p.home/a"), 0, {})  # sampled: nothing
+    assert drain(h) == [] and h.collections[(2, "p.home/a")].decision == "skip"
+    assert h.recheck() == 1 and h._exploring == {(2, "p.home/a"): None}  # nothing else: last round now
+    h2 = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=40), [H + "/item/1"])
+    drain(h2)
+    h2.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h2.page(H + "/home/1", (2, "p.home/a"), 0, {})
+    h2.page(H + "/list/5", (0, MENU), 1, {"p.up/a": [H + f"/home/{i}" for i in range(11, 14)]})
+    assert drain(h2) == []
+    assert h2.recheck() == 1 and list(h2._exploring) == [(1, "p.up/a")]
+
+
+def test_the_recheck_probes_first_the_urls_of_the_folders_least_fetched():
+    """Among the URLs a re-checked collection holds that as few collections link, those in the folders the
+    harvest fetched fewest pages of go first: a region of the site the harvest has hardly been to is where
+    pages no fetched page links lie (qtbase: the obsolete-members pages that link the ``qtxml`` classes no
+    other page links sit in ``qtxml/``; 20 probes at random among ~170 missed them: 13 members pages)."""
+    h = through_listing(harvest(minimum=20), [H + "/item/1"])
+    drain(h)
+    for i in range(3):
+        h.page(H + f"/dense/x{i}", None, 0, {})  # a folder the harvest has fetched pages of
+    reviews = [H + f"/dense/r{i}" for i in range(6)] + [H + f"/sparse/r{i}" for i in range(2)]
+    h.page(H + "/item/1", (1, ITEMS), 2, {REVIEWS: reviews})
+    assert drain(h) == [] and h.recheck() == 1
+    probes = [h.pop().url for _ in range(3)]
+    assert sorted(probes[:2]) == [H + "/sparse/r0", H + "/sparse/r1"] and "/dense/" in probes[2]
