@@ -487,11 +487,10 @@ def symbol_index(funcs: list[str], structs: list[str]) -> str:
         return f"<section><table>{rows}</table></section>"
     return f"<html><body>{table(funcs)}{table(structs)}</body></html>"
 
-
-def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the_other():
-    """An index lists functions and structs (the targets) in two tables under one spelled path, all of one URL
-    pattern: nothing tells them apart before they are fetched.  Once LIST_EVIDENCE pages of the first table
-    were functions that showed nothing new, its other URLs wait, and the structs' table is harvested."""
+def symbol_site():
+    """A model of an index (class 0) listing functions (class 4) and structs (class 2, the targets) in two
+    tables under one path, function pages linking structs under ``p/a``; the index page, its features and
+    its harvest collections."""
     doc = {
         "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+\.html$"} for c, n in ((0, 1), (2, 10), (4, 30))],
         "class_links": [{"source": s, "path": SYMBOL, "target": t, "count": n} for s, t, n in ((0, 2, 10), (0, 4, 30))]
@@ -500,7 +499,15 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     funcs = [f"{H}/func.f{i}.html" for i in range(20)]
     structs = [f"{H}/struct.s{i}.html" for i in range(10)]
     features = extract(symbol_index(funcs, structs).encode(), H + "/index.html", "text/html")
-    collections = harvest_collections(features, features.collections, lambda path: path)
+    return doc, funcs, structs, features, harvest_collections(features, features.collections, lambda path: path)
+
+
+
+def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the_other():
+    """An index lists functions and structs (the targets) in two tables under one spelled path, all of one URL
+    pattern: nothing tells them apart before they are fetched.  Once LIST_EVIDENCE pages of the first table
+    were functions that showed nothing new, its other URLs wait, and the structs' table is harvested."""
+    doc, funcs, structs, features, collections = symbol_site()
     assert sorted(collections.values()) == [funcs, structs]  # two lists: one name each
 
     h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
@@ -572,15 +579,7 @@ def test_a_url_waiting_by_its_first_list_is_fetched_by_another_collection_that_l
     (its pages showed nothing); a followed collection of another page that linked it meanwhile, under which
     it does not wait, brings it (qtbase: class pages first seen in a paragraph "list" of another class page
     waited, though the module page's class table lists them: 12 obsolete-members pages missed)."""
-    doc = {
-        "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+\.html$"} for c, n in ((0, 1), (2, 10), (4, 30))],
-        "class_links": [{"source": s, "path": SYMBOL, "target": t, "count": n} for s, t, n in ((0, 2, 10), (0, 4, 30))]
-        + [{"source": 4, "path": "p/a", "target": 2, "count": 5}],
-    }
-    funcs = [f"{H}/func.f{i}.html" for i in range(20)]
-    structs = [f"{H}/struct.s{i}.html" for i in range(10)]
-    features = extract(symbol_index(funcs, structs).encode(), H + "/index.html", "text/html")
-    collections = harvest_collections(features, features.collections, lambda path: path)
+    doc, funcs, structs, features, collections = symbol_site()
     h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
     h.seed(H + "/index.html")
     drain(h)
