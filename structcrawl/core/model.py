@@ -105,7 +105,7 @@ CHROME_SHARE = 0.5
 #: counts as one without links of its own (``with_links_of_their_own``, ``split.bare_members``).
 CHROME_CLASSES = 3
 #: Growth of the modelled pages a crawl's predictions let ``reference`` lag behind: rebuilt at every
-#: model step it made each step O(pages) (an exhaust run of the 30k demo: 137 -> 100 updates/s).
+#: model step that brings a chrome-only page, it made such steps O(pages) (docs/design.md, item 23).
 REFERENCE_LAG = 0.1
 
 
