@@ -592,17 +592,24 @@ def test_a_url_waiting_by_its_first_list_is_fetched_by_another_collection_that_l
     assert sorted(e.url for e in h.parked) == sorted(set(funcs[LIST_EVIDENCE:]) - {funcs[5]})
 
 
+def item_linking_homes(explore_min: int) -> Harvest:
+    """A harvest of the items with item 1 fetched, linking eight home pages (class 0) under ``p.home/a``;
+    the model also has list pages linking home pages under ``p.up/a``."""
+    doc = document()
+    doc["class_links"] += [{"source": 2, "path": "p.home/a", "target": 0, "count": 5},
+                           {"source": 1, "path": "p.up/a", "target": 0, "count": 5}]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=explore_min), [H + "/item/1"])
+    drain(h)
+    h.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    return h
+
+
 def test_the_recheck_probes_first_a_collection_whose_urls_no_target_page_links():
     """Of two skipped collections as near, the re-check first probes the one holding more URLs that no fetched
     target page links: a target page's own link leads next to ground the harvest covered (geos: the class
     pages' links to their own source files took the budget, 36 pages with nothing new, before the
     directories' file lists, which alone list the source files of the classes no fetched page links)."""
-    doc = document()
-    doc["class_links"] += [{"source": 2, "path": "p.home/a", "target": 0, "count": 5},
-                           {"source": 1, "path": "p.up/a", "target": 0, "count": 5}]
-    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=20), [H + "/item/1"])
-    drain(h)
-    h.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h = item_linking_homes(explore_min=20)
     h.page(H + "/list/5", (0, MENU), 1, {"p.up/a": [H + f"/home/{i}" for i in range(11, 14)]})
     assert drain(h) == []  # the home class is farther from the items than both pages
     assert h.recheck() == 2
@@ -616,18 +623,11 @@ def test_a_sampled_collection_whose_urls_only_target_pages_link_is_rechecked_in_
     their directories fetch directories whose file lists, closed by the dead rule, hold the source files of
     the classes no page links; the class pages' links to their own source files, 16 fetched and none
     useful, took the 20 probes of the budget in that round: 0.920)."""
-    doc = document()
-    doc["class_links"] += [{"source": 2, "path": "p.home/a", "target": 0, "count": 5},
-                           {"source": 1, "path": "p.up/a", "target": 0, "count": 5}]
-    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=40), [H + "/item/1"])
-    drain(h)
-    h.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h = item_linking_homes(explore_min=40)
     h.page(H + "/home/1", (2, "p.home/a"), 0, {})  # sampled: nothing
     assert drain(h) == [] and h.collections[(2, "p.home/a")].decision == "skip"
     assert h.recheck() == 1 and h._exploring == {(2, "p.home/a"): None}  # nothing else: last round now
-    h2 = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=40), [H + "/item/1"])
-    drain(h2)
-    h2.page(H + "/item/1", (1, ITEMS), 2, {"p.home/a": [H + f"/home/{i}" for i in range(1, 9)]})
+    h2 = item_linking_homes(explore_min=40)
     h2.page(H + "/home/1", (2, "p.home/a"), 0, {})
     h2.page(H + "/list/5", (0, MENU), 1, {"p.up/a": [H + f"/home/{i}" for i in range(11, 14)]})
     assert drain(h2) == []
