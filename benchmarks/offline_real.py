@@ -1,6 +1,6 @@
 """The real-site benchmark offline: the Compute-Model loop over a corpus's files, no HTTP.
 
-    python benchmarks/offline_real.py [--corpus geos] [--strategy densest] [--confusion]
+    python benchmarks/offline_real.py [--corpus geos] [--strategy densest] [--confusion] [--checks]
         [--inflight 32] [--probe-size 3]
 
 For fast iteration on the algorithm: ``run_offline`` with a fetcher that reads
@@ -10,7 +10,8 @@ without a slash redirects), then every page of the site classified with the
 crawl's model (``SiteModel.classify``, as ``structcrawl classify`` does with
 the exported model) and scored against the URL-regex truth of
 ``benchmarks/corpora.py``.  ``--confusion`` prints which truth classes went to
-which found classes.  Figures to quote come from ``benchmarks/real_sites.py``
+which found classes; ``--checks`` every check of the stop rule (design.md item
+5).  Figures to quote come from ``benchmarks/real_sites.py``
 (the real spider over HTTP); this driver is for diagnosis.
 """
 
@@ -98,7 +99,7 @@ def run(corpus: str, strategy: str, confusion: bool = False, inflight: int = 0, 
     out = dict(corpus=corpus, strategy=strategy, site=len(pages), fetched=fetched["n"],
                modelled=len(model.pages), stable=explorer.stable, classes=len(model.classes),
                truth=len(set(truth.values())), wall=wall, updates=explorer.updates, res=res,
-               reason=explorer.stability.reason, agree=agree)
+               reason=explorer.stability.reason, agree=agree, checks=explorer.stability.checks)
     coarse = corpora.CORPORA[corpus].get("coarse")
     if coarse:
         ct = {p: coarse.get(c, c) for p, c in truth.items()}
@@ -131,6 +132,8 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA))
     ap.add_argument("--strategy", action="append", choices=["densest", "sparsest"])
     ap.add_argument("--confusion", action="store_true")
+    ap.add_argument("--checks", action="store_true",
+                    help="print every check of the stop rule: what held the crawl, and when")
     ap.add_argument("--inflight", type=int, default=0,
                     help="URLs popped ahead of the model, as the spider keeps 2 x CONCURRENT_REQUESTS (default 0)")
     ap.add_argument("--probe-size", type=int, default=None,
@@ -153,6 +156,10 @@ def main(argv=None) -> int:
             if "stubs" in r:
                 line += f" stubs-apart F* {r['stubs']['fstar']:.3f}"
             print(line, flush=True)
+            if args.checks:
+                for c in r["checks"]:
+                    print(f"    check at {c.pages:5d} pages: predicted {c.predicted}/{c.new}, moved {c.moved}/"
+                          f"{c.earlier}, {c.classes} classes, {c.untried} collections untried", flush=True)
     return 0
 
 
