@@ -96,6 +96,41 @@ def test_a_followed_collection_that_shows_nothing_new_dies():
     assert h.collections[(0, MENU)].decision == "skip"
 
 
+def lists_showing(h: Harvest, shown: list[list[int]]) -> None:
+    """``h`` fetches the home page, then one listing per entry of ``shown`` (the items it links), each
+    item the first time a listing shows it (a target)."""
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(len(shown) + 10)]
+    h.page(H + "/", None, 0, {MENU: lists})
+    drain(h)
+    harvested = set()
+    for url, items in zip(lists, shown):
+        h.page(url, (0, MENU), 1, {ITEMS: [H + f"/item/{i}" for i in items]})
+        for i in items:
+            if i not in harvested:
+                harvested.add(i)
+                h.page(H + f"/item/{i}", (1, ITEMS), 2, {})
+
+
+def test_listings_that_stop_showing_new_items_die_once_the_items_seen_say_few_are_left():
+    """Ten listings each show a new item, ten more only items shown before: with every item shown twice,
+    none is likely left (Chao's bound: 0) and the home's menu, useful on all its ten pages before, is dead
+    after a run of DEAD_WINDOW; with two items shown once, some may be left (analysis.unseen): the chance
+    that a listing shows one, 2 of 20 sightings, makes that run chance, and the menu is followed on."""
+    twice = [[i] for i in range(10)] + [[i] for i in range(10)]
+    h = harvest()
+    lists_showing(h, twice)
+    assert h.seen.unseen() == 0 and h.collections[(0, MENU)].useless_run == DEAD_WINDOW
+    assert h.collections[(0, MENU)].decision == "skip"
+
+    two_once = [[i] for i in range(10)] + [[i] for i in range(8)] + [[0], [1]]
+    h = harvest()
+    lists_showing(h, two_once)
+    assert h.seen.discovery_rate() == 2 / 20 and h.collections[(0, MENU)].useless_run == DEAD_WINDOW
+    assert h.collections[(0, MENU)].decision == "follow"
+
+
 def listed(items: int = 8) -> Harvest:
     """A harvest that fetched the home page and one listing of ``items`` items, none fetched yet."""
     return through_listing(harvest(), [H + f"/item/{i}" for i in range(items)])
