@@ -194,6 +194,46 @@ def test_the_words_of_sample_urls_predict_a_url_its_class_pattern_misses():
     assert drain(h) == [H + "/stats/use/Mean.html"]
 
 
+def test_one_word_the_samples_of_a_class_share_does_not_predict_it():
+    """A front page's menu leads to chapters (the targets) and to reference pages, all in one folder kind.
+    The reference samples share one word beyond what the chapters' share, their folder ``html``: no
+    evidence that a chapter in such a folder is a reference page; the longer URL pattern of the two, the
+    chapters', predicts it.  Two shared words do predict (WORD_EVIDENCE)."""
+    flip = "ul.flip/li/a"
+
+    def doc(reference_samples: list[str]) -> dict:
+        return {
+            "classes": [
+                {"id": 0, "size": 1, "url_pattern": "^/$"},
+                # front pages: the longest pattern matching the menu's URLs, so not a target's (first rule)
+                {"id": 1, "size": 5,
+                 "url_pattern": r"^(?:/doc/[^/?]+/users_guide\.html|/lib/[^/?]+/doc/html/[^/?]+\.html)$"},
+                {"id": 4, "size": 40, "url_pattern": r"^/lib/[^/?]+/doc/html/[^/?]+\.html$",
+                 "samples": [H + u for u in reference_samples]},
+                {"id": 6, "size": 30,
+                 "url_pattern": r"^(?:/doc/[^/?]+/[^/?]+\.html|/lib/[^/?]+/doc/html/[^/?]+\.html)$",
+                 "samples": [H + "/doc/guide/intro.html", H + "/lib/kernel-8/doc/html/start.html"]},
+            ],
+            "class_links": [{"source": 0, "path": MENU, "target": 1, "count": 5},
+                            {"source": 1, "path": flip, "target": 4, "count": 44},
+                            {"source": 1, "path": flip, "target": 6, "count": 41},
+                            {"source": 4, "path": "p/a", "target": 6, "count": 20}],
+        }
+
+    def predicted(document: dict) -> list:
+        h = Harvest(document, [6], explore_share=0.0, explore_min=0)
+        h.seed(H + "/")
+        drain(h)
+        h.page(H + "/", None, 0, {MENU: [H + "/lib/ssl-10/doc/html/index.html"]})
+        drain(h)
+        front = H + "/lib/ssl-10/doc/html/index.html"
+        h.page(front, (0, MENU), 1, {flip: [H + "/lib/ssl-10/doc/html/using_ssl.html"]})
+        return list(h.buckets)
+
+    assert predicted(doc(["/lib/stdlib-4/doc/html/re.html", "/erts/doc/html/erlang.html"])) == [6]
+    assert predicted(doc(["/lib/stdlib-4/doc/html/re.html", "/lib/kernel-8/doc/html/file.html"])) == [4]
+
+
 def test_a_quiet_hub_class_is_parked_while_the_harvest_is_quiet():
     h = harvest()
     h.seed(H + "/")

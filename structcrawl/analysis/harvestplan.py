@@ -155,6 +155,13 @@ UNSEEN_Z = 1.96
 LISTING_LINKS = 2.0
 #: Sample URLs a class needs for the words they share to predict its URLs.
 WORD_SAMPLES = 2
+#: Words a class's sample URLs share, at least, for a URL having them all to be predicted of that class among
+#: the classes its collection leads to, unless the one word is on at most half of the URLs sighted so far:
+#: one word is a folder name as often as a page type's (erl_docgen's reference pages' five samples share
+#: ``html``, their ``…/doc/html/`` folder, where most chapters lie too, and every chapter a front page's
+#: menu lists was predicted a reference page: 105 of 250 harvested), but Javadoc's ``tree`` tells the
+#: package trees from the class pages (without it, 1,223 -> 2,199 requests for commons-math3's classes).
+WORD_EVIDENCE = 2
 #: Pages fetched from one list of a collection (the links of one container on a page, see
 #: ``core.features.list_containers``) from which their classes predict the list's other URLs, when none
 #: of them or all of them were targets: gi-docgen's index lists every symbol under one spelled path and
@@ -324,6 +331,7 @@ class Harvest:
         self.done: set[str] = set()  #: URLs fetched (requested and final) or failed: never handed out again
         self.sighted: set[tuple[str, Key]] = set()
         self.sightings: Counter = Counter()  #: URL -> collections of fetched pages that link it
+        self.url_word_count: Counter = Counter()  #: word -> URLs sighted whose path has it (WORD_EVIDENCE)
         self.target_linked: Counter = Counter()  #: URL -> collections of fetched target pages that link it
         self.seen = TargetSightings()  #: how often each target was linked: the targets not seen yet
         #: URL -> (collection, page) of the sightings made while it was queued already, in order
@@ -374,7 +382,7 @@ class Harvest:
         pattern of the whole model that matches it is a target's (the model may not have seen this
         collection lead there — pango's enums, listed on an index page the model classes differently).
         Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
-        (:meth:`_word_score`), then whose URL pattern matches it, the most specific pattern first (the
+        (:meth:`_word_evidence`), then whose URL pattern matches it, the most specific pattern first (the
         longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
         the collection's most frequent class.  (A target's broad pattern preferred over a specific hub
         pattern made every commons-math3 page look like a target: 2,197 requests for its 76 package
@@ -400,8 +408,8 @@ class Harvest:
             def rank(c: int) -> tuple:
                 pattern = self.patterns.get(c)
                 hit = pattern is not None and (pattern.search(path) or pattern.search(script)) is not None
-                return (self._word_score(c, words), hit, len(pattern.pattern) if hit else 0, c in self.targets,
-                        counts[c], -c)
+                return (self._word_evidence(c, words), hit, len(pattern.pattern) if hit else 0,
+                        c in self.targets, counts[c], -c)
 
             return max(classes, key=rank)
         return classes[0] if classes else None
@@ -430,6 +438,14 @@ class Harvest:
         erl_interface pages share ``erl interface ei``, which a chapter's URL lacks)."""
         shared = self.words.get(cls, ())
         return len(shared) if all(w in words for w in shared) else 0
+
+    def _word_evidence(self, cls: int, words: set[str]) -> int:
+        """:meth:`_word_score`, when its words are evidence (WORD_EVIDENCE words, or a word at most half of
+        the URLs sighted so far have); else 0."""
+        score = self._word_score(cls, words)
+        if score >= WORD_EVIDENCE or not score:
+            return score
+        return score if all(2 * self.url_word_count[w] <= len(self.sightings) for w in self.words[cls]) else 0
 
     def _pattern_class(self, path: str, patterns: Mapping[int, Any]) -> int | None:
         """Of ``patterns`` (class -> compiled URL pattern) matching ``path``, the class of the most specific
@@ -591,6 +607,8 @@ class Harvest:
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
+                if not self.sightings[u]:
+                    self.url_word_count.update(url_words(_path_only(u)))
                 self.sightings[u] += 1
                 if target is not None:
                     self.target_linked[u] += 1
