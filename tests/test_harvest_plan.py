@@ -234,6 +234,39 @@ def test_one_word_the_samples_of_a_class_share_does_not_predict_it():
     assert predicted(doc(["/lib/stdlib-4/doc/html/re.html", "/lib/kernel-8/doc/html/file.html"])) == [4]
 
 
+def test_the_pages_fetched_of_one_pages_menu_predict_its_other_links():
+    """Two front pages' menus under one path and one URL shape: a reference manual's lists modules, a users'
+    guide's chapters (the targets), all predicted chapters by the URL pattern.  Once three of the manual's
+    are modules, its other links are predicted modules too: the guide's chapters go first."""
+    flip = "ul.flip/li/a"
+    doc = {
+        "classes": [
+            {"id": 0, "size": 1, "url_pattern": "^/$"},
+            {"id": 1, "size": 5, "url_pattern": r"^/[^/?]+/index\.html$"},
+            {"id": 4, "size": 40, "url_pattern": r"^/[^/?]+/[^/?]+\.html$"},
+            {"id": 6, "size": 30, "url_pattern": r"^(?:/doc/[^/?]+\.html|/[^/?]+/[^/?]+\.html)$"},
+        ],
+        "class_links": [{"source": 0, "path": MENU, "target": 1, "count": 5},
+                        {"source": 1, "path": flip, "target": 4, "count": 44},
+                        {"source": 1, "path": flip, "target": 6, "count": 41},
+                        {"source": 4, "path": "p/a", "target": 6, "count": 20}],
+    }
+    h = Harvest(doc, [6], explore_share=0.0, explore_min=0)
+    h.seed(H + "/")
+    drain(h)
+    manual, guide = H + "/ssl/index.html", H + "/kernel/index.html"
+    h.page(H + "/", None, 0, {MENU: [manual, guide]})
+    drain(h)
+    modules = [H + f"/ssl/mod{i}.html" for i in range(5)]
+    chapters = [H + f"/kernel/chapter{i}.html" for i in range(3)]
+    h.page(manual, (0, MENU), 1, {flip: modules})
+    h.page(guide, (0, MENU), 1, {flip: chapters})
+    for _ in range(3):
+        entry = h.pop()
+        h.page(entry.url, entry.key, 4, {})
+    assert drain(h) == chapters + modules[3:]
+
+
 def test_a_quiet_hub_class_is_parked_while_the_harvest_is_quiet():
     h = harvest()
     h.seed(H + "/")

@@ -80,7 +80,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   waits once its pages stopped paying (LIST_EVIDENCE pages, or a run too long to be chance), while the
   lists beside it go on; a list never tried gets one page, within the exploration budget, though its
   class is quiet.  A collection whose LIST_EVIDENCE links or more (the model's and the outcomes) led to no
-  target does not have its URLs predicted targets by the model's URL patterns.
+  target does not have its URLs predicted targets by the model's URL patterns.  A collection holding one
+  list on a page: that page's links of it are a list for the prediction only (a reference manual's menu
+  of modules and a users' guide's menu of chapters, one path, one URL shape).
 * **Aliases.**  A URL of a shape that mostly redirected elsewhere is not new.
 * **Outcomes.**  The class each fetched page really has is counted per
   collection; the estimated number of targets is the pages harvested plus, for
@@ -368,6 +370,10 @@ class Harvest:
         #: URL -> the list it was first sighted in, for a collection that holds several lists on a page
         self.list_of: dict[str, ListKey] = {}
         self.list_outcomes: dict[ListKey, Counter] = {}  #: list -> class of its pages fetched (a target's)
+        #: URL -> (collection, page) it was first sighted on, for a collection that holds one list on that page,
+        #: and the class of the pages fetched of each (:meth:`_list_class`)
+        self.page_list_of: dict[str, tuple[Key, str]] = {}
+        self.page_list_outcomes: dict[tuple[Key, str], Counter] = {}
         self.list_paid: Counter = Counter()  #: list -> its pages that showed a new target or a new URL nearer
         self.list_run: Counter = Counter()  #: list -> its last pages in a row that did not
         self.list_out: Counter = Counter()  #: list -> its URLs handed out
@@ -419,9 +425,16 @@ class Harvest:
         pages fetched, none a target or all of them, the most frequent class (a list of one kind of page
         under a spelled path that lists several: gi-docgen's index lists classes, structs, enums and
         functions in one table each, all of one URL pattern, which made every symbol a predicted struct);
-        (False, None) while it has too little evidence, or its pages are targets and others."""
+        (False, None) while it has too little evidence, or its pages are targets and others.  A collection
+        holding one list on a page: the URLs of that page's list (erl_docgen's front pages' menu lists the
+        chapters on a users' guide and the modules on a reference manual, under one path and one URL shape:
+        1,052 -> 964 requests for the chapters in replay, 567 -> 479 modules fetched)."""
         lkey = self.list_of.get(url)
-        seen = self.list_outcomes.get(lkey) if lkey is not None and lkey[:2] == key else None
+        if lkey is not None:
+            seen = self.list_outcomes.get(lkey) if lkey[:2] == key else None
+        else:
+            pkey = self.page_list_of.get(url)
+            seen = self.page_list_outcomes.get(pkey) if pkey is not None and pkey[0] == key else None
         if not seen:
             return False, None
         pages = sum(seen.values())
@@ -596,6 +609,9 @@ class Harvest:
             lkey = None
         else:
             self.list_outcomes.setdefault(lkey, Counter())[cls if target is None else target] += 1
+        pkey = self.page_list_of.get(requested or url)
+        if key is not None and pkey is not None and pkey[0] == key:
+            self.page_list_outcomes.setdefault(pkey, Counter())[cls if target is None else target] += 1
         for u in {u for urls in collections.values() for u in urls} - {url, requested}:
             self.seen.linked(u)
         new: list[tuple[str, Key]] = []
@@ -617,6 +633,8 @@ class Harvest:
                 new.append((u, (cls, name)))  # stored under its list's name: a resumed plan is fed it
                 if container is not None:
                     self.list_of.setdefault(u, (cls, path, container))
+                else:
+                    self.page_list_of.setdefault(u, (ckey, url))
                 if u in self.queued:
                     continue
                 # once per URL: matching every class's URL pattern and words is most of this loop's cost
