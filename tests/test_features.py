@@ -167,11 +167,11 @@ def test_a_tag_name_holding_a_dot_does_not_read_as_a_class():
 
 
 def test_the_lists_of_a_collection_are_its_repeated_elements_containers():
-    """Rows repeat (``tr``), not the cells of a row nor the sections that hold one table each: a table of
-    two link columns is one list, two tables are two."""
+    """Rows repeat (``tr``), not the cells of a row nor the sections that hold one table each: two tables are
+    two lists, and a table of two link columns two lists too (one per field), however many links a cell has."""
     two_columns = ["/html/body/table/tr[1]/td[1]/a", "/html/body/table/tr[1]/td[2]/a",
-                   "/html/body/table/tr[2]/td[1]/a", "/html/body/table/tr[3]/td[2]/a"]
-    assert set(list_containers(two_columns)) == {"/html/body/table"}
+                   "/html/body/table/tr[2]/td[1]/a", "/html/body/table/tr[3]/td[2]/a[2]"]
+    assert list_containers(two_columns) == ["/html/body/table|/tr/td[1]", "/html/body/table|/tr/td[2]"] * 2
     two_tables = ["/html/body/section[1]/table/tr[1]/td/a", "/html/body/section[1]/table/tr[2]/td/a",
                   "/html/body/section[1]/table/tr[3]/td/a", "/html/body/section[2]/table/tr[1]/td/a"]
     assert list_containers(two_tables) == ["/html/body/section[1]/table"] * 3 + ["/html/body/section[2]/table"]

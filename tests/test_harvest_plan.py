@@ -756,3 +756,33 @@ def test_the_recheck_probes_first_the_urls_of_the_folders_least_fetched():
     assert drain(h) == [] and h.recheck() == 1
     probes = [h.pop().url for _ in range(3)]
     assert sorted(probes[:2]) == [H + "/sparse/r0", H + "/sparse/r1"] and "/dense/" in probes[2]
+
+
+def test_the_columns_of_a_table_are_lists_of_their_own():
+    """An index of modules whose second column names each module's application (erl_docgen's manual index:
+    one tag path, one URL shape for both): once LIST_EVIDENCE module pages showed nothing, the modules'
+    column waits while the applications' column, the targets, is harvested (880 -> 288 requests in replay
+    for erlang's front pages)."""
+    modules = [f"{H}/m{i}.html" for i in range(20)]
+    apps = [f"{H}/app{i // 2}.html" for i in range(20)]
+    rows = "".join(f'<tr><td><a href="{m}">m</a></td><td><a href="{a}">a</a></td></tr>'
+                   for m, a in zip(modules, apps))
+    features = extract(f"<html><body><table>{rows}</table></body></html>".encode(), H + "/index.html",
+                       "text/html")
+    collections = harvest_collections(features, features.collections, lambda path: path)
+    assert sorted(collections.values()) == [sorted(set(apps)), modules]  # two columns, two lists
+    path = "html/body/table/tr/td/a"
+    doc = {
+        "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+\.html$"} for c, n in ((0, 1), (1, 10), (4, 20))],
+        "class_links": [{"source": 0, "path": path, "target": t, "count": n} for t, n in ((1, 10), (4, 20))],
+    }
+    h = Harvest(doc, [1], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    fetched = []
+    while (entry := h.pop()) is not None:
+        fetched.append(entry.url)
+        h.page(entry.url, entry.key, 1 if "/app" in entry.url else 4, {})
+    assert set(apps) <= set(fetched)
+    assert len(set(fetched) & set(modules)) <= LIST_EVIDENCE

@@ -74,7 +74,8 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   Shared by several workers, the re-check is one decision of the job
   (``structcrawl.crawling.sharedplan``).
 * **Lists.**  A spelled collection may hold several lists on a page (an index's one table per kind of
-  symbol under one tag path): :func:`harvest_collections` names each (``core.features.list_containers``).
+  symbol under one tag path; a table's columns, a module index whose second column names each module's
+  application): :func:`harvest_collections` names each (``core.features.list_containers``).
   Once LIST_EVIDENCE pages of a list were fetched, none a target or all of them, their class predicts its
   other URLs (moved to that class's bucket when they come up); a list none of whose pages was a target
   waits once its pages stopped paying (LIST_EVIDENCE pages, or a run too long to be chance), while the

@@ -135,13 +135,18 @@ class PageFeatures:
 
 
 def list_containers(xpaths: Sequence[str]) -> list[str]:
-    """The list each of one page's links of one collection belongs to, named by its container's exact
-    XPath.  A spelled collection may hold several lists: an index page's one table per kind of symbol
-    under one tag path (gi-docgen: ``section[k]/div/div/table/tbody/tr[i]/td[1]/a``).  The repeated
-    element is the step whose position takes the most values among the links (of as many steps; the
-    deepest on a tie): ``tr[i]`` there, not ``td[j]`` of a table of several columns, nor the ``section[k]``
-    that tells the tables apart.  Its parent's XPath, positions kept, is the list (``…/section[k]/div/div/
-    table/tbody``); one link, or links that differ in no position, make one list."""
+    """The list each of one page's links of one collection belongs to: its container's exact XPath and,
+    when the records of a list hold links in several places, the link's place in its record (its column).
+    A spelled collection may hold several lists: an index page's one table per kind of symbol under one
+    tag path (gi-docgen: ``section[k]/div/div/table/tbody/tr[i]/td[1]/a``).  The repeated element is the
+    step whose position takes the most values among the links (of as many steps; the deepest on a tie):
+    ``tr[i]`` there, not ``td[j]`` of a table of several columns, nor the ``section[k]`` that tells the
+    tables apart.  Its parent's XPath, positions kept, is the container (``…/section[k]/div/div/table/
+    tbody``); one link, or links that differ in no position, make one list.  The steps from the repeated one
+    to the link, positions kept below it, are the column (``/tr/td[2]``; several links in one cell are one
+    field): UXClust (Grigalis & Čenys §3.3) groups pages by
+    the exact XPath of their inbound link, and a table's columns are its fields — an index of modules
+    whose second column names each module's application links two page types under one tag path."""
     parsed = [_XPATH_STEPS.findall(x) for x in xpaths]
     repeated: dict[int, int] = {}  # steps -> index of the repeated step
     for n in {len(steps) for steps in parsed}:
@@ -151,8 +156,20 @@ def list_containers(xpaths: Sequence[str]) -> list[str]:
                 for i, (_tag, pos) in enumerate(steps):
                     values[i].add(pos)
         repeated[n] = max(range(n), key=lambda i: (len(values[i]), i)) if n else 0
-    return ["".join(f"/{tag}[{pos}]" if pos else f"/{tag}" for tag, pos in steps[:repeated[len(steps)]])
-            for steps in parsed]
+    containers = [_spell_steps(steps[:repeated[len(steps)]]) for steps in parsed]
+    columns = [_spell_steps(steps[repeated[len(steps)]:-1], first_position=False) for steps in parsed]
+    several = {c for c in containers if len({col for c2, col in zip(containers, columns) if c2 == c}) > 1}
+    return [f"{c}{COLUMN_MARK}{col}" if c in several else c for c, col in zip(containers, columns)]
+
+
+#: Between a list's container and its column in the names of :func:`list_containers`.
+COLUMN_MARK = "|"
+
+
+def _spell_steps(steps: Sequence[tuple[str, str]], first_position: bool = True) -> str:
+    """``/tag[pos]…`` of XPath steps; the first step's position left out unless ``first_position``."""
+    return "".join(f"/{tag}[{pos}]" if pos and (i or first_position) else f"/{tag}"
+                   for i, (tag, pos) in enumerate(steps))
 
 
 @lru_cache(maxsize=1 << 14)
