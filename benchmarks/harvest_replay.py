@@ -268,7 +268,7 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
     """Feed ``harvest`` the site's pages in the spider's order; returns (requests, fetched: url -> entry)."""
     traps = TrapDetector(TRAP_PAGES)
     inflight: dict[str, Entry] = {}
-    scheduled: list[Entry] = []  # LIFO, as Scrapy's default memory queue
+    scheduled: deque[Entry] = deque()  # in the plan's order: the spider's requests carry it as their priority
     downloading: deque[Entry] = deque()
     fetched: dict[str, Entry] = {}  # in fetch order
     requests = 0
@@ -291,7 +291,7 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
 
     def fill() -> None:
         while len(downloading) < DOWNLOAD_SLOTS and scheduled:
-            downloading.append(scheduled.pop())
+            downloading.append(scheduled.popleft())
 
     while True:
         top_up()
