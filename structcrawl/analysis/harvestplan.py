@@ -387,7 +387,9 @@ class Harvest:
     def _predicted(self, key: Key, url: str) -> int | None:
         """The class a URL of collection ``key`` most likely is.  A target's, when the most specific URL
         pattern of the whole model that matches it is a target's (the model may not have seen this
-        collection lead there — pango's enums, listed on an index page the model classes differently).
+        collection lead there — pango's enums, listed on an index page the model classes differently),
+        and no other class the collection leads to has a pattern as specific that matches it too
+        (:meth:`_pattern_tie`).
         Else among the collection's classes, the one whose sample URLs' shared words the URL has most of
         (:meth:`_word_evidence`), then whose URL pattern matches it, the most specific pattern first (the
         longest: ``^/[^/?]+_8h_source\\.html$`` before ``^/[^/?]+\\.html$``; a target's on a tie), then
@@ -402,7 +404,8 @@ class Harvest:
         counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
             else self.links.get(key, Counter())
         if best in self.targets and not (sum(counts.values()) >= LIST_EVIDENCE
-                                         and not any(c in self.targets for c in counts)):
+                                         and not any(c in self.targets for c in counts)) \
+                and not self._pattern_tie(path, best, counts):
             return best
         classes = [c for c in counts if c is not None]
         if len(classes) > 1:
@@ -420,6 +423,15 @@ class Harvest:
 
             return max(classes, key=rank)
         return classes[0] if classes else None
+
+    def _pattern_tie(self, path: str, best: int, counts: Counter) -> bool:
+        """Does a class the collection leads to other than the target ``best`` have a URL pattern as specific
+        as ``best``'s that matches ``path`` too?  Then the pattern does not tell them apart (DocBook names
+        every page ``…/name.html``: the section pages' navigation header was predicted chapters, 973 -> 808
+        requests for PostgreSQL's 77 chapters in replay)."""
+        length = len(self.patterns[best].pattern)
+        return any(c != best and c not in self.targets and (p := self.patterns.get(c)) is not None
+                   and len(p.pattern) >= length and p.search(path) is not None for c in counts if c is not None)
 
     def _list_class(self, key: Key, url: str) -> tuple[bool, int | None]:
         """(True, the class) when the URL's list in collection ``key`` tells its class: LIST_EVIDENCE of its
