@@ -786,3 +786,30 @@ def test_the_columns_of_a_table_are_lists_of_their_own():
         h.page(entry.url, entry.key, 1 if "/app" in entry.url else 4, {})
     assert set(apps) <= set(fetched)
     assert len(set(fetched) & set(modules)) <= LIST_EVIDENCE
+
+
+def test_a_re_check_that_did_not_pay_leaves_what_it_did_not_probe_held():
+    """A followed collection holds the URLs it does not want (predicted of a class that leads nowhere); the
+    re-check probes RECHECK_PAGES of them, and when none paid the collection is followed as before, the rest
+    still held for a later re-check -- not dropped (qtbase: the one obsolete-members page that leads to the
+    ``qtxml`` classes was lost so)."""
+    doc = document()
+    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^/about/\d+$"})
+    doc["class_links"].append({"source": 1, "path": ITEMS, "target": 4, "count": 5})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=100)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
+    drain(h)
+    abouts = [H + f"/about/{i}" for i in range(RECHECK_PAGES + 10)]
+    h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1", *abouts]})
+    assert drain(h) == [H + "/item/1"]
+    h.page(H + "/item/1", (1, ITEMS), 2, {})
+    assert h.recheck() == 1
+    probes = drain(h)
+    assert len(probes) == RECHECK_PAGES and set(probes) <= set(abouts)
+    for url in probes:
+        h.page(url, (1, ITEMS), 4, {}, explore=True)
+    col = h.collections[(1, ITEMS)]
+    assert col.decision == "follow"
+    assert {u for u, _referer in col.held} == set(abouts) - set(probes)

@@ -922,10 +922,12 @@ class Harvest:
         if col.widened:
             held = self._novel_first(held)
         for u, referer in held:
-            if self._covered(key, u):
-                col.held.append((u, referer))
-            elif u not in self.queued and self._wanted(key, u):
+            if u in self.queued:
+                continue
+            if not self._covered(key, u) and self._wanted(key, u):
                 self._push(u, key, referer)
+            else:  # still held: a later re-check may probe it
+                col.held.append((u, referer))
 
     # -- handing out -----------------------------------------------------------------
     def explore_budget(self) -> int:
