@@ -813,3 +813,40 @@ def test_a_re_check_that_did_not_pay_leaves_what_it_did_not_probe_held():
     col = h.collections[(1, ITEMS)]
     assert col.decision == "follow"
     assert {u for u, _referer in col.held} == set(abouts) - set(probes)
+
+
+def test_a_widened_menu_fetches_the_places_that_lead_on_and_parks_the_others():
+    """Every item page holds a two-link menu: its source page (a class that leads nowhere, so the menu is
+    skipped) and a listing.  The re-check's probes find that the menu's listings show new items, and the menu
+    is followed to its end; its first place, whose LIST_EVIDENCE pages fetched were sources that showed
+    nothing, waits (Haddock's page menu: 254 source pages fetched for the package contents pages that lead
+    to ghc's last module pages)."""
+    menu = "div.menu/a"
+    doc = document()
+    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^/src/\d+$"})
+    doc["class_links"].append({"source": 2, "path": menu, "target": 4, "count": 40})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=1000)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [H + "/a/0"]})
+    drain(h)
+    items = [H + f"/item/{i}" for i in range(30)]
+    h.page(H + "/a/0", (0, MENU), 1, {ITEMS: items})
+    for url in drain(h):
+        i = int(url.rsplit("/", 1)[1])
+        h.page(url, (1, ITEMS), 2, {menu: [H + f"/src/{i}", H + f"/list/{100 + i}"]})
+    assert h.collections[(2, menu)].decision == "skip" and h.recheck() == 1
+    sources = lists = 0
+    while (entry := h.pop()) is not None:
+        if "/item/" in entry.url:
+            h.page(entry.url, entry.key, 2, {}, explore=entry.explore)
+        elif "/src/" in entry.url:
+            sources += 1
+            h.page(entry.url, entry.key, 4, {}, explore=entry.explore)
+        else:
+            lists += 1
+            n = int(entry.url.rsplit("/", 1)[1])
+            h.page(entry.url, entry.key, 1, {ITEMS: [H + f"/item/x{n}"]}, explore=entry.explore)
+    assert h.collections[(2, menu)].widened
+    assert lists == 30 and h.harvested == 60
+    assert sources == LIST_EVIDENCE and len(h.parked) == 30 - LIST_EVIDENCE

@@ -194,6 +194,7 @@ def _run_too_long(run: int, pages: int, paid: int, rate: float | None = None) ->
 
 Key = tuple[int | None, str]  #: (class of the page holding the links, spelled collection path)
 ListKey = tuple[int | None, str, str]  #: a collection's key and the container of one of its lists
+Place = tuple[Key, int, int]  #: a collection's key, a link's index in one page's list of it, the list's length
 
 FOLLOW, EXPLORE, SKIP = "follow", "explore", "skip"
 RECHECK = "recheck"  #: a skipped collection probed again once the plan ran dry
@@ -375,6 +376,12 @@ class Harvest:
         #: and the class of the pages fetched of each (:meth:`_list_class`)
         self.page_list_of: dict[str, tuple[Key, str]] = {}
         self.page_list_outcomes: dict[tuple[Key, str], Counter] = {}
+        #: URL -> its place in that list (collection, index, the list's length), and per place the class of
+        #: the pages fetched from it over all pages and those of them that paid (:meth:`_place_idle`)
+        self.place_of: dict[str, Place] = {}
+        self.place_outcomes: dict[Place, Counter] = {}
+        self.place_paid: Counter = Counter()
+        self.list_lengths: dict[Key, Counter] = {}  #: collection -> length of its list on each page holding one
         self.list_paid: Counter = Counter()  #: list -> its pages that showed a new target or a new URL nearer
         self.list_run: Counter = Counter()  #: list -> its last pages in a row that did not
         self.list_out: Counter = Counter()  #: list -> its URLs handed out
@@ -625,6 +632,11 @@ class Harvest:
         pkey = self.page_list_of.get(requested or url)
         if key is not None and pkey is not None and pkey[0] == key:
             self.page_list_outcomes.setdefault(pkey, Counter())[cls if target is None else target] += 1
+        place = self.place_of.get(requested or url)
+        if key is None or place is None or place[0] != key:
+            place = None
+        else:
+            self.place_outcomes.setdefault(place, Counter())[cls if target is None else target] += 1
         for u in {u for urls in collections.values() for u in urls} - {url, requested}:
             self.seen.linked(u)
         new: list[tuple[str, Key]] = []
@@ -632,7 +644,9 @@ class Harvest:
             path, container = _split_name(name)
             ckey: Key = (cls, path)
             col = self._collection(ckey)
-            for u in urls:
+            if container is None:
+                self.list_lengths.setdefault(ckey, Counter())[len(urls)] += 1
+            for index, u in enumerate(urls):
                 if (u, ckey) in self.sighted:
                     continue
                 self.sighted.add((u, ckey))
@@ -648,6 +662,7 @@ class Harvest:
                     self.list_of.setdefault(u, (cls, path, container))
                 else:
                     self.page_list_of.setdefault(u, (ckey, url))
+                    self.place_of.setdefault(u, (ckey, index, len(urls)))
                 if u in self.queued:
                     continue
                 # once per URL: matching every class's URL pattern and words is most of this loop's cost
@@ -683,6 +698,8 @@ class Harvest:
         if lkey is not None:
             self.list_paid[lkey] += pays
             self.list_run[lkey] = 0 if pays else self.list_run[lkey] + 1
+        if place is not None:
+            self.place_paid[place] += pays
         self.quiet = 0 if pays else self.quiet + 1
         self.dry = 0 if kind == "target" else self.dry + 1
         self.quiet_of[cls] = 0 if pays else self.quiet_of[cls] + 1
@@ -955,6 +972,9 @@ class Harvest:
                 continue
             if bucket != SEEDS and not entry.explore and self._moved(bucket, entry):
                 continue
+            if bucket != SEEDS and self._place_idle(bucket, entry):
+                self.parked.append(entry)
+                continue
             if bucket != SEEDS and self._waits(bucket, entry):
                 other = self._other_way(entry)
                 if other is None:
@@ -1053,6 +1073,29 @@ class Harvest:
         if not paid:
             return pages >= LIST_EVIDENCE
         return _run_too_long(run, pages, paid)
+
+    def _place_idle(self, bucket: Bucket, entry: Entry) -> bool:
+        """Is ``entry``, not predicted a target, of a collection the re-check widened, at a place of a menu
+        (:data:`Place` in a list of the length the collection's list has on most pages holding it) from which
+        LIST_EVIDENCE pages or more were fetched, none a target and none showing a new target or a new URL
+        nearer the targets?  A menu's items keep their place from page to page (Haddock's page menu: the
+        module's source, then its package's contents and index); the re-check widens a menu for the place
+        that leads on, not for the others (ghc: 254 source pages fetched for the package contents pages
+        that lead to the last module pages).  A list of records is no menu: the same index in lists of the
+        same length is a coincidence there (geos's directories' file lists), and lengths vary.  Only in a
+        widened collection: elsewhere the plan's rules judge the collection, and parking a place's URLs
+        sooner changed which collections the re-check opened (commons-math3's classes: 1,223 -> 2,127)."""
+        place = self.place_of.get(entry.url)
+        if _bucket_class(bucket) in self.targets or place is None or place[0] != entry.key \
+                or not self.collections[entry.key].widened:
+            return False
+        lengths = self.list_lengths.get(entry.key, Counter())
+        if not lengths or 2 * lengths[place[2]] < sum(lengths.values()) \
+                or lengths[place[2]] < max(lengths.values()):
+            return False
+        seen = self.place_outcomes.get(place)
+        return (seen is not None and sum(seen.values()) >= LIST_EVIDENCE and not self.place_paid[place]
+                and not any(c in self.targets for c in seen))
 
     def skipped(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
