@@ -788,19 +788,26 @@ def test_the_columns_of_a_table_are_lists_of_their_own():
     assert len(set(fetched) & set(modules)) <= LIST_EVIDENCE
 
 
+def with_dead_end(shape: str, source: int, path: str, listing: str) -> Harvest:
+    """A harvest of items whose model has a class 4 (URLs of ``shape``) that leads nowhere, linked from
+    class ``source`` under ``path``; the home page and its one listing, ``listing``, fetched."""
+    doc = document()
+    doc["classes"].append({"id": 4, "size": 5, "url_pattern": shape})
+    doc["class_links"].append({"source": source, "path": path, "target": 4, "count": 40})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=1000)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {MENU: [listing]})
+    assert drain(h) == [listing]
+    return h
+
+
 def test_a_re_check_that_did_not_pay_leaves_what_it_did_not_probe_held():
     """A followed collection holds the URLs it does not want (predicted of a class that leads nowhere); the
     re-check probes RECHECK_PAGES of them, and when none paid the collection is followed as before, the rest
     still held for a later re-check -- not dropped (qtbase: the one obsolete-members page that leads to the
     ``qtxml`` classes was lost so)."""
-    doc = document()
-    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^/about/\d+$"})
-    doc["class_links"].append({"source": 1, "path": ITEMS, "target": 4, "count": 5})
-    h = Harvest(doc, [2], explore_share=0.0, explore_min=100)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/list/1"]})
-    drain(h)
+    h = with_dead_end(r"^/about/\d+$", 1, ITEMS, H + "/list/1")
     abouts = [H + f"/about/{i}" for i in range(RECHECK_PAGES + 10)]
     h.page(H + "/list/1", (0, MENU), 1, {ITEMS: [H + "/item/1", *abouts]})
     assert drain(h) == [H + "/item/1"]
@@ -822,14 +829,7 @@ def test_a_widened_menu_fetches_the_places_that_lead_on_and_parks_the_others():
     nothing, waits (Haddock's page menu: 254 source pages fetched for the package contents pages that lead
     to ghc's last module pages)."""
     menu = "div.menu/a"
-    doc = document()
-    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^/src/\d+$"})
-    doc["class_links"].append({"source": 2, "path": menu, "target": 4, "count": 40})
-    h = Harvest(doc, [2], explore_share=0.0, explore_min=1000)
-    h.seed(H + "/")
-    drain(h)
-    h.page(H + "/", None, 0, {MENU: [H + "/a/0"]})
-    drain(h)
+    h = with_dead_end(r"^/src/\d+$", 2, menu, H + "/a/0")
     items = [H + f"/item/{i}" for i in range(30)]
     h.page(H + "/a/0", (0, MENU), 1, {ITEMS: items})
     for url in drain(h):
