@@ -63,7 +63,8 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 * **Re-check.**  When the plan runs dry, the skipped collections holding URLs
   that no other collection links are probed again within the exploration
   budget (``RECHECK_PAGES`` each), those no page was fetched from yet first; one that
-  pays is followed to its end (:meth:`Harvest.recheck`), but for the URLs another collection of
+  pays is followed to its end (:meth:`Harvest.recheck`), but for the places of a menu whose pages never
+  paid (:meth:`Harvest._place_idle`) and the URLs another collection of
   a target page fetched links (:meth:`Harvest._covered`), once one of its pages, or of the pages they lead
   to within ``YIELD_HOPS``, is a target; one whose pages since it paid led to
   none within ``BARREN_TARGETS`` targets' worth of requests (at the harvest's

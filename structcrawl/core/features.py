@@ -144,9 +144,9 @@ def list_containers(xpaths: Sequence[str]) -> list[str]:
     tables apart.  Its parent's XPath, positions kept, is the container (``…/section[k]/div/div/table/
     tbody``); one link, or links that differ in no position, make one list.  The steps from the repeated one
     to the link, positions kept below it, are the column (``/tr/td[2]``; several links in one cell are one
-    field): UXClust (Grigalis & Čenys §3.3) groups pages by
-    the exact XPath of their inbound link, and a table's columns are its fields — an index of modules
-    whose second column names each module's application links two page types under one tag path."""
+    field): UXClust (Grigalis & Čenys §3.3) groups pages by the exact XPath of their inbound link, and a
+    table's columns are its fields — an index of modules whose second column names each module's
+    application links two page types under one tag path."""
     parsed = [_XPATH_STEPS.findall(x) for x in xpaths]
     repeated: dict[int, int] = {}  # steps -> index of the repeated step
     for n in {len(steps) for steps in parsed}:
