@@ -850,3 +850,26 @@ def test_a_widened_menu_fetches_the_places_that_lead_on_and_parks_the_others():
     assert h.collections[(2, menu)].widened
     assert lists == 30 and h.harvested == 60
     assert sources == LIST_EVIDENCE and len(h.parked) == 30 - LIST_EVIDENCE
+
+
+def test_urls_parked_when_the_plan_runs_dry_are_probed_within_the_budget():
+    """A harvest that ran dry with hub URLs parked (a quiet hub class) and nothing left to re-check probes
+    them within its exploration budget: one that shows a new target brings the others back.  geos's
+    directories: three parked, the only way to 6 of the 362 members lists."""
+    doc = document()
+    menus = [f"m{i}/a" for i in range(80)]
+    doc["class_links"] += [{"source": 0, "path": m, "target": 1, "count": 1} for m in menus]
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=2)
+    h.seed(H + "/")
+    drain(h)
+    h.page(H + "/", None, 0, {m: [H + f"/list/{i}"] for i, m in enumerate(menus)})
+    while (entry := h.pop()) is not None:
+        h.page(entry.url, entry.key, 1, {})
+    assert len(h.parked) == 80 - QUIET_MIN
+    assert h.recheck() == 2 and len(h.parked) == 80 - QUIET_MIN - 2  # the budget: two probes
+    probe = h.pop()
+    assert probe.explore and probe.url in {H + f"/list/{i}" for i in range(QUIET_MIN, 80)}
+    h.page(probe.url, probe.key, 1, {ITEMS: [H + "/item/1"]})  # a new target: the hubs pay again
+    rest = drain(h)
+    assert H + "/item/1" in rest and len(rest) == 80 - QUIET_MIN  # the item, the other probe, the parked
+    assert not h.parked
