@@ -873,3 +873,51 @@ def test_urls_parked_when_the_plan_runs_dry_are_probed_within_the_budget():
     rest = drain(h)
     assert H + "/item/1" in rest and len(rest) == 80 - QUIET_MIN  # the item, the other probe, the parked
     assert not h.parked
+
+
+def docbook_like(chapters: int = 10) -> tuple[Harvest, str]:
+    """Chapters (2, the targets) listed by the home page (0), each linking its neighbours and its first
+    section (1); a section's navigation header (NAV) leads to chapters and to sections alike, and every
+    page is ``name.html``: a URL of it is a predicted chapter on the tie.  Returns the plan after the
+    chapters were harvested, and the home page's URL."""
+    pattern = r"^/[^/?]+\.html$"
+    doc = {
+        "classes": [{"id": c, "size": n, "url_pattern": pattern} for c, n in ((0, 1), (1, 40), (2, chapters))],
+        "class_links": [{"source": s, "path": p, "target": t, "count": n} for s, p, t, n in
+                         [(0, MENU, 2, chapters), (2, BACK, 2, 20), (2, ITEMS, 1, chapters), (1, ODD, 2, 5),
+                          (1, ODD, 1, 5)]],
+    }
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    home = H + "/index.html"
+    h.seed(home)
+    drain(h)
+    names = [H + f"/chapter{i}.html" for i in range(chapters)]
+    h.page(home, None, 0, {MENU: names})
+    for entry in [h.pop() for _ in range(chapters)]:
+        i = names.index(entry.url)
+        h.page(entry.url, entry.key, 2, {BACK: [names[(i + 1) % chapters], names[i - 1]],
+                                         ITEMS: [H + f"/section{i}-0.html"]})
+    return h, home
+
+
+def test_a_collection_whose_target_bets_kept_losing_predicts_its_most_frequent_class():
+    """A tie of the URL evidence goes to the targets; once a collection's pages fetched as predicted targets
+    were none for a run too long to be chance (DEAD_WINDOW here: none ever was), and the targets'
+    sightings say few are left unseen (Chao's bound), the tie goes to the class it leads to most often.
+    PostgreSQL's section pages, each fetched as a predicted chapter from the one before: 808 -> 586
+    requests for its 77 chapters in replay."""
+    fresh = H + "/fresh.html"
+    for chao_short in (False, True):
+        h, _home = docbook_like()
+        if chao_short:  # two more chapters, each linked by one page: more may lie where no page was fetched
+            for lone in (H + "/appendix0.html", H + "/appendix1.html"):
+                h.seen.linked(lone)
+                h.seen.harvested(lone, 2)
+        entry = Entry(H + "/section0-0.html", (2, ITEMS), H + "/chapter0.html", False)  # a chapter's first section
+        for k in range(DEAD_WINDOW):
+            assert h._predicted((1, ODD), fresh) == 2  # the bet holds
+            h.page(entry.url, entry.key, 1, {ODD: [H + f"/next{k}.html"]})
+            entry = h.pop()
+            assert entry.url == H + f"/next{k}.html" and entry.key == (1, ODD)
+        h.page(entry.url, entry.key, 1, {})  # the tenth bet lost
+        assert h._predicted((1, ODD), fresh) == (2 if chao_short else 1)

@@ -363,6 +363,7 @@ class Harvest:
         self.sent_of: Counter = Counter()
         self.paid_by: Counter = Counter()
         self.parked: list[Entry] = []  #: URLs of quiet hub classes, not fetched while the harvest is quiet
+        self.parked_probed = False  #: parked URLs were probed since a page last paid (:meth:`_probe_parked`)
         self.found_new: Counter = Counter()  #: class -> new URLs leading nearer found on its pages
         self.pages_of: Counter = Counter()  #: class -> pages fetched
         self.fetched_in: Counter = Counter()  #: URL folder (its path up to the last slash) -> pages fetched
@@ -384,6 +385,10 @@ class Harvest:
         self.place_of: dict[str, Place] = {}
         self.place_outcomes: dict[Place, Counter] = {}
         self.place_paid: Counter = Counter()
+        #: collection -> its pages fetched as predicted targets, those that were, the last in a row that were not
+        self.bet_pages: Counter = Counter()
+        self.bet_won: Counter = Counter()
+        self.bet_run: Counter = Counter()
         self.list_lengths: dict[Key, Counter] = {}  #: collection -> length of its list on each page holding one
         self.list_paid: Counter = Counter()  #: list -> its pages that showed a new target or a new URL nearer
         self.list_run: Counter = Counter()  #: list -> its last pages in a row that did not
@@ -429,10 +434,23 @@ class Harvest:
                 pattern = self.patterns.get(c)
                 hit = pattern is not None and (pattern.search(path) or pattern.search(script)) is not None
                 return (self._word_evidence(c, words), hit, len(pattern.pattern) if hit else 0,
-                        c in self.targets, counts[c], -c)
+                        c in self.targets and not bets_lost, counts[c], -c)
+
+            bets_lost = self._bets_lost(key)
 
             return max(classes, key=rank)
         return classes[0] if classes else None
+
+    def _bets_lost(self, key: Key) -> bool:
+        """Have the URLs of collection ``key`` fetched as predicted targets on a tie of the evidence
+        (:meth:`_predicted` prefers a target then) turned out no target for a run too long to be chance, as
+        the dead rule judges a collection's (:func:`_run_too_long`)?  Then a tie goes to the class the
+        collection leads to most often, until one of its pages is a target again.  DocBook names every page
+        ``name.html`` and a section's navigation header leads to the chapter above it and to the sections
+        beside it: each section page fetched as a predicted chapter showed the next one, 730 requests
+        after PostgreSQL's last chapter."""
+        return (_run_too_long(self.bet_run[key], self.bet_pages[key], self.bet_won[key])
+                and not self.seen.short_of(RECALL_GOAL, UNSEEN_Z))
 
     def _pattern_tie(self, path: str, best: int, counts: Counter) -> bool:
         """Does a class the collection leads to other than the target ``best`` have a URL pattern as specific
@@ -714,6 +732,13 @@ class Harvest:
             sent = (key, _bucket_class(self._bucket(key, requested or url)))
             self.sent_of[sent] += 1
             self.paid_by[sent] += pays
+            if sent[1] in self.targets:
+                self.bet_pages[key] += 1
+                self.bet_won[key] += target is not None
+            if sent[1] in self.targets or target is not None:
+                self.bet_run[key] = 0 if target is not None else self.bet_run[key] + 1
+        if pays:
+            self.parked_probed = False
         if pays and self.parked:
             parked, self.parked = self.parked, []
             for entry in parked:
@@ -1241,14 +1266,19 @@ class Harvest:
     def _probe_parked(self) -> int:
         """Nothing is left to re-check: the URLs parked for quiet hubs would end the harvest unfetched.  Those
         that one fetched page links, no more (a re-check's rule: a URL other pages offer too leads nowhere
-        they did not), are probed as far as the exploration budget allows, novel first
-        (:meth:`_novel_first`); a probe that pays brings the rest back, as any page that shows something
-        new does.  geos: the members lists' harvest ended with three directory pages parked, the only way
-        to 6 of its 362 targets (0.983 over HTTP).  Any parked URL: PostgreSQL's chapters +103 requests in
-        replay for nothing; those one page links: +1.  Returns the number of URLs handed to the probes."""
+        they did not), are probed: one round of RECHECK_PAGES at most, as a re-checked collection's, within
+        the exploration budget, novel first (:meth:`_novel_first`); a probe that pays brings the rest back,
+        as any page that shows something new does, and allows another round when the plan runs dry again.
+        geos: the members lists' harvest ended with three directory pages parked, the only way to 6 of its
+        362 targets (0.983 over HTTP).  Any parked URL: PostgreSQL's chapters +103 requests in replay for
+        nothing; rounds until the budget is spent: the demo's authors and publishers +580.  Returns the
+        number of URLs handed to the probes."""
+        if self.parked_probed:
+            return 0
+        self.parked_probed = True
         by_url = {e.url: e for e in self.parked if e.url not in self.done and self.sightings[e.url] <= 1}
         novel = self._novel_first([(u, e.referer or "") for u, e in by_url.items()])
-        chosen = {u for u, _r in novel[: max(0, self.explore_budget())]}
+        chosen = {u for u, _r in novel[: max(0, min(RECHECK_PAGES, self.explore_budget()))]}
         self.parked = [e for e in self.parked if e.url not in chosen and e.url not in self.done]
         for url, _referer in novel:
             if url in chosen:
