@@ -22,7 +22,9 @@ but for those most classes share), then by the classes' URL patterns (Vertex
 §IV-A), the most specific matching one first, so a menu followed for its
 categories does not fetch the about page.  Words and patterns of the URL's path:
 a query only fills the page its path names (Javadoc's frameset
-``index.html?…/package-summary.html``).
+``index.html?…/package-summary.html``).  On a tie a target's class is
+predicted, a bet that stops once the collection's bets kept losing while
+few targets are left unseen (:meth:`Harvest._bets_lost`).
 
 What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
 2012, §4, keeps index/thread navigation the same way):
