@@ -431,14 +431,13 @@ class Harvest:
             # words made every package summary's FRAMES link a predicted target, 1,070 framesets fetched)
             script = path.split("?", 1)[0]
             words = set(url_words(_path_only(url)))
+            bets_lost = self._bets_lost(key)
 
             def rank(c: int) -> tuple:
                 pattern = self.patterns.get(c)
                 hit = pattern is not None and (pattern.search(path) or pattern.search(script)) is not None
                 return (self._word_evidence(c, words), hit, len(pattern.pattern) if hit else 0,
                         c in self.targets and not bets_lost, counts[c], -c)
-
-            bets_lost = self._bets_lost(key)
 
             return max(classes, key=rank)
         return classes[0] if classes else None

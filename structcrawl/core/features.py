@@ -299,7 +299,7 @@ def features_from_tree(root: etree._Element, url: str, max_links: int = MAX_LINK
     root_tag = root.tag if root.tag in _TAGS_OK else _xpath_safe_tag(root)
     # (tag path, element path, collection path) of each element, from its parent's; a page repeats a few
     # hundred distinct paths over thousands of elements, so each path string is built once (``joined``)
-    # and an element's steps are spelled once per (tag, id, class) (``spelled``): a third of the time
+    # and an element's steps are spelled once per (tag, id, class) (``spelled``): a fifth less time on geos's pages
     paths: dict[etree._Element, tuple[str, str, str]] = {
         root: (root_tag, root_tag, _step(root_tag, root.get("id"), root.get("class")))}
     joined: dict[tuple[tuple[str, str, str], tuple[str, str, str]], tuple[str, str, str]] = {}
