@@ -921,3 +921,36 @@ def test_a_collection_whose_target_bets_kept_losing_predicts_its_most_frequent_c
             assert entry.url == H + f"/next{k}.html" and entry.key == (1, ODD)
         h.page(entry.url, entry.key, 1, {})  # the tenth bet lost
         assert h._predicted((1, ODD), fresh) == (2 if chao_short else 1)
+
+
+def test_a_menu_place_that_held_no_target_stops_being_a_target_bet():
+    """Front pages (1, the targets), listed by the home page (0), each list their application's documents
+    in one menu: another front page, a manual (a front page too), then the release notes (2: no target, no
+    hub) at the same place on every front page.  Every URL is ``name.html``: each is a predicted target when
+    first seen, before any page of its place was fetched.  Once LIST_EVIDENCE notes came from that place,
+    the notes still queued wait with the URLs the menu holds.  erl_docgen's front pages: 299 -> 279
+    requests in replay."""
+    apps = 8
+    doc = {
+        "classes": [{"id": c, "size": n, "url_pattern": r"^/[^/?]+/[^/?]+\.html$"}
+                    for c, n in ((0, 1), (1, 3 * apps), (2, apps))],
+        "class_links": [{"source": s, "path": p, "target": t, "count": n} for s, p, t, n in
+                        [(0, MENU, 1, apps), (1, ITEMS, 1, 2 * apps), (1, ITEMS, 2, apps)]],
+    }
+    h = Harvest(doc, [1], explore_share=0.0, explore_min=0)
+    home = H + "/index.html"
+    h.seed(home)
+    drain(h)
+    h.page(home, None, 0, {MENU: [H + f"/app{i}/index.html" for i in range(apps)]})
+    fetched = []
+    while (entry := h.pop()) is not None:
+        fetched.append(entry.url)
+        app = entry.url.split("/")[3]
+        if entry.url.endswith("/notes.html"):
+            h.page(entry.url, entry.key, 2, {})
+        else:
+            h.page(entry.url, entry.key, 1, {ITEMS: [H + f"/{app}/guide.html", H + f"/{app}/manual.html",
+                                                     H + f"/{app}/notes.html"]})
+    assert sum(u.endswith("/notes.html") for u in fetched) == LIST_EVIDENCE
+    assert {u for u in fetched if not u.endswith("/notes.html")} == {
+        H + f"/app{i}/{name}.html" for i in range(apps) for name in ("index", "guide", "manual")}

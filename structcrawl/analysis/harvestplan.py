@@ -418,8 +418,7 @@ class Harvest:
             return cls
         path = _site_path(url)
         best = self._pattern_class(path, self.patterns)
-        counts = self.links.get(key, Counter()) + self.collections[key].outcomes if key in self.collections \
-            else self.links.get(key, Counter())
+        counts = self._led_to(key)
         if best in self.targets and not (sum(counts.values()) >= LIST_EVIDENCE
                                          and not any(c in self.targets for c in counts)) \
                 and not self._pattern_tie(path, best, counts):
@@ -602,9 +601,12 @@ class Harvest:
 
     def _leads_to_targets(self, key: Key) -> bool:
         """Did the model (or this harvest) see collection ``key`` lead to a target?"""
-        seen = self.links.get(key, Counter()) + (self.collections[key].outcomes if key in self.collections
-                                                  else Counter())
-        return any(c in self.targets for c in seen)
+        return any(c in self.targets for c in self._led_to(key))
+
+    def _led_to(self, key: Key) -> Counter:
+        """The classes the model and this harvest saw collection ``key`` lead to, with their pages."""
+        return self.links.get(key, Counter()) + (self.collections[key].outcomes if key in self.collections
+                                                 else Counter())
 
     # -- feeding ------------------------------------------------------------------
     def seed(self, url: str) -> None:
@@ -999,7 +1001,8 @@ class Harvest:
                 del self.buckets[bucket]
             if entry.url in self.done:  # fetched under another URL (a redirect), or replayed from the store
                 continue
-            if bucket != SEEDS and not entry.explore and self._moved(bucket, entry):
+            if bucket != SEEDS and not entry.explore and (self._moved(bucket, entry)
+                                                          or self._place_told(bucket, entry)):
                 continue
             if bucket != SEEDS and self._place_idle(bucket, entry):
                 self.parked.append(entry)
@@ -1070,8 +1073,34 @@ class Harvest:
         does not lead to, among the URLs that collection holds (gi-docgen's index: the functions' table
         once three of its pages were functions, not the structs harvested)."""
         told, cls = self._list_class(entry.key, entry.url)
-        if not told:
+        return told and self._rebucket(bucket, entry, cls)
+
+    def _place_told(self, bucket: Bucket, entry: Entry) -> bool:
+        """Has ``entry``, waiting as a predicted target, a place in a menu of several links
+        (:meth:`_menu_place`) from which LIST_EVIDENCE pages or more were fetched since it was queued, none a
+        target?  Then it waits as the place's most frequent class, as a URL whose list told its class
+        (:meth:`_moved`).  A URL is predicted when it is first seen, before any page of its place was fetched:
+        erl_docgen's front pages list the application's documents in one menu, the release notes (a chapter)
+        at the same place on every front page, and each was fetched as a predicted front page.  Not a URL
+        that a target's URL pattern matches and no pattern of the collection's other classes does (the URL
+        names its type), and not in a one-link list: that is its collection, which the lost bets judge
+        (:meth:`_bets_lost`)."""
+        place = self._menu_place(entry) if _bucket_class(bucket) in self.targets else None
+        if place is None or place[2] < 2:
             return False
+        path = _site_path(entry.url)
+        if self._pattern_class(path, self.patterns) in self.targets and not any(
+                c not in self.targets and (p := self.patterns.get(c)) is not None and p.search(path)
+                for c in self._led_to(entry.key) if c is not None):
+            return False
+        seen = self.place_outcomes.get(place)
+        if not seen or sum(seen.values()) < LIST_EVIDENCE or any(c in self.targets for c in seen):
+            return False
+        return self._rebucket(bucket, entry, min(seen, key=lambda c: (-seen[c], c is None, c or 0)))
+
+    def _rebucket(self, bucket: Bucket, entry: Entry, cls: int | None) -> bool:
+        """Move ``entry`` from ``bucket`` to the one of class ``cls``, or, of a class its followed collection
+        does not lead to, among the URLs that collection holds; False when it is in that bucket already."""
         better = self._bucket(entry.key, entry.url, cls)
         if better == bucket:
             return False
@@ -1114,17 +1143,23 @@ class Harvest:
         same length is a coincidence there (geos's directories' file lists), and lengths vary.  Only in a
         widened collection: elsewhere the plan's rules judge the collection, and parking a place's URLs
         sooner changed which collections the re-check opened (commons-math3's classes: 1,223 -> 2,127)."""
-        place = self.place_of.get(entry.url)
-        if _bucket_class(bucket) in self.targets or place is None or place[0] != entry.key \
-                or not self.collections[entry.key].widened:
-            return False
-        lengths = self.list_lengths.get(entry.key, Counter())
-        if not lengths or 2 * lengths[place[2]] < sum(lengths.values()) \
-                or lengths[place[2]] < max(lengths.values()):
+        place = self._menu_place(entry) if _bucket_class(bucket) not in self.targets else None
+        if place is None or not self.collections[entry.key].widened:
             return False
         seen = self.place_outcomes.get(place)
         return (seen is not None and sum(seen.values()) >= LIST_EVIDENCE and not self.place_paid[place]
                 and not any(c in self.targets for c in seen))
+
+    def _menu_place(self, entry: Entry) -> Place | None:
+        """``entry``'s place in its collection's list when the list has the length the collection's list
+        has on most pages holding it: a menu, whose items keep their place from page to page."""
+        place = self.place_of.get(entry.url)
+        if place is None or place[0] != entry.key:
+            return None
+        lengths = self.list_lengths.get(entry.key, Counter())
+        if not lengths or 2 * lengths[place[2]] < sum(lengths.values()) or lengths[place[2]] < max(lengths.values()):
+            return None
+        return place
 
     def skipped(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
