@@ -223,6 +223,24 @@ def test_untried_counts_collections_more_than_one_page_of_a_class_shows():
     assert f.untried(size) == 2  # nav (2 pages) and menu (1 of 1); not the one page's own tree
 
 
+def test_a_collection_known_to_lead_to_one_class_holds_no_stop_untried():
+    """Refinement merged class 1 into class 0: the path both showed learnt, on class 1, that it leads to
+    class 2; never tried under class 0, it ranks as saturated and would hold the stop as untried, popped
+    last (seen on Python's Sphinx manual)."""
+    f = Frontier("densest", batch_size=10, saturation_support=5)
+    f.add_links(1, {"toc": [f"b{i}" for i in range(10)]})
+    f.add_links(1, {"toc": ["b0"]})
+    f.add_links(0, {"toc": ["a1"]})
+    f.add_links(0, {"toc": ["a1", "a2"]})
+    size = sizes({0: 2, 1: 2})
+    batch = f.pop(size)
+    assert batch.key == (1, "toc")
+    f.record(batch.key, [2] * len(batch.urls))
+    f.merge_classes(0, 1)
+    merged = sizes({0: 4})
+    assert f.saturated(f.collections[(0, "toc")]) and not f.collections[(0, "toc")].tried
+    assert f.untried(merged) == 0
+
 def test_sparsest_prefers_thin_collections():
     f = Frontier("sparsest", batch_size=3)
     fill(f)
