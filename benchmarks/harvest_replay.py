@@ -3,6 +3,7 @@
     python benchmarks/harvest_replay.py MODEL [--corpus qtbase | --demo-pages 30000]
         (--truth obsolete_members | --classes 13)
         [--inflight 32] [--hub-inflight 8] [--explore 0.05] [--explore-min 10] [--paths 20] [--waste 15]
+        [--shuffle SEED]
 
 The harvest's plan (:class:`structcrawl.analysis.harvestplan.Harvest`) is fed the corpus's pages
 as the spider feeds it: the same classifier, the same spelled collections, the same trap rule, up
@@ -11,7 +12,10 @@ to ``--inflight`` URLs handed out at once and hub pages only while fewer than ``
 out waiting in a last-in-first-out queue (Scrapy's default scheduler) for eight download slots that
 finish first in, first out.  No server: a URL's page is the corpus file its path names, so a run
 takes seconds and is the same every time for a model; the spider's order differs, by the timing of
-the pages in flight.
+the pages in flight.  ``--shuffle SEED`` lets the downloads in progress finish in an order drawn from
+``random.Random(SEED)``, as a server's answers do: a failure seen in one HTTP run in several is then
+replayed at will (PostgreSQL's refentries lose 19 targets at seeds 11, 31 and 39; docs/design.md,
+Focused harvest, "Fifteenth pass").
 
 Printed: recall against the truth pages reachable from the entry page by the pages' links,
 requests, precision; beside them what the site's links allow (:func:`bound`): the fewest non-target
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -264,8 +269,9 @@ def model_targets(document: dict, site: Site, truth: set[str]) -> list[int]:
     return out
 
 
-def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
-    """Feed ``harvest`` the site's pages in the spider's order; returns (requests, fetched: url -> entry)."""
+def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, shuffle: random.Random | None = None):
+    """Feed ``harvest`` the site's pages in the spider's order (with ``shuffle``, the downloads in progress
+    finish in a random order); returns (requests, fetched: url -> entry)."""
     traps = TrapDetector(TRAP_PAGES)
     inflight: dict[str, Entry] = {}
     scheduled: deque[Entry] = deque()  # in the plan's order: the spider's requests carry it as their priority
@@ -297,6 +303,8 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int):
         top_up()
         fill()
         while downloading:
+            if shuffle is not None:
+                downloading.rotate(-shuffle.randrange(len(downloading)))
             entry = downloading.popleft()
             inflight.pop(entry.url, None)
             final = site.final(entry.url)
@@ -334,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--explore-min", type=int, default=10, help="STRUCTCRAWL_HARVEST_EXPLORE_MIN")
     ap.add_argument("--paths", type=int, default=20, help="missed targets whose path is printed")
     ap.add_argument("--waste", type=int, default=15, help="rows of the requests that led to no target")
+    ap.add_argument("--shuffle", type=int, metavar="SEED",
+                    help="downloads in progress finish in a random order drawn from this seed")
     args = ap.parse_args(argv)
 
     model = load_model(args.model)
@@ -344,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     harvest = Harvest(document, targets, explore_share=args.explore, explore_min=args.explore_min)
     start = model.start_url
     harvest.seed(start)
-    requests, fetched = replay(site, harvest, args.inflight, args.hub_inflight)
+    shuffle = random.Random(args.shuffle) if args.shuffle is not None else None
+    requests, fetched = replay(site, harvest, args.inflight, args.hub_inflight, shuffle)
 
     parent = site.reachable(start)
     names = names or {Counter(site.label(u) for c in document["classes"] if c["id"] in targets
