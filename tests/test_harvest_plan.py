@@ -852,16 +852,23 @@ def test_a_widened_menu_fetches_the_places_that_lead_on_and_parks_the_others():
     assert sources == LIST_EVIDENCE and len(h.parked) == 30 - LIST_EVIDENCE
 
 
-def test_urls_parked_when_the_plan_runs_dry_are_probed_within_the_budget():
-    """A harvest that ran dry with hub URLs parked (a quiet hub class) and nothing left to re-check probes
-    them within its exploration budget: one that shows a new target brings the others back.  geos's
-    directories: three parked, the only way to 6 of the 362 members lists."""
+def eighty_menus() -> tuple[Harvest, list[str]]:
+    """A plan whose home page (0) links each of 80 listings (1) through a menu of its own, with a budget of
+    two probes; returns it after the home page was handed out, and the menus' paths."""
     doc = document()
     menus = [f"m{i}/a" for i in range(80)]
     doc["class_links"] += [{"source": 0, "path": m, "target": 1, "count": 1} for m in menus]
     h = Harvest(doc, [2], explore_share=0.0, explore_min=2)
     h.seed(H + "/")
     drain(h)
+    return h, menus
+
+
+def test_urls_parked_when_the_plan_runs_dry_are_probed_within_the_budget():
+    """A harvest that ran dry with hub URLs parked (a quiet hub class) and nothing left to re-check probes
+    them within its exploration budget: one that shows a new target brings the others back.  geos's
+    directories: three parked, the only way to 6 of the 362 members lists."""
+    h, menus = eighty_menus()
     h.page(H + "/", None, 0, {m: [H + f"/list/{i}"] for i, m in enumerate(menus)})
     while (entry := h.pop()) is not None:
         h.page(entry.url, entry.key, 1, {})
@@ -962,12 +969,7 @@ def test_a_parked_url_a_target_links_is_probed_though_other_pages_link_it_too():
     sections and the ``ecpg`` program's reference page, holds the 17 reference pages of its embedded SQL
     (0.938 of the refentries in one HTTP run in four to ten; ``harvest_replay.py --shuffle``: 4 of 5
     failing seeds fixed)."""
-    doc = document()
-    menus = [f"m{i}/a" for i in range(80)]
-    doc["class_links"] += [{"source": 0, "path": m, "target": 1, "count": 1} for m in menus]
-    h = Harvest(doc, [2], explore_share=0.0, explore_min=2)
-    h.seed(H + "/")
-    drain(h)
+    h, menus = eighty_menus()
     lists = [H + f"/list/{i}" for i in range(80)]
     h.page(H + "/", None, 0, {**{m: [lists[i]] for i, m in enumerate(menus)}, "p.all/a": lists})
     while (entry := h.pop()) is not None:
