@@ -1304,8 +1304,8 @@ class Harvest:
         that one fetched page links, no more (a re-check's rule: a URL other pages offer too leads nowhere
         they did not), or that a target page links (a target's links lead to its kin: PostgreSQL's ECPG
         chapter, linked by the bookindex, its own sections and the ``ecpg`` program's reference page, holds
-        the 17 reference pages of its embedded SQL; parked, 0.938 of the refentries in about one HTTP run in
-        six), are probed: one round of RECHECK_PAGES at most, as a re-checked collection's, within
+        the 17 reference pages of its embedded SQL; parked, 0.938 of the refentries in one HTTP run in
+        four to ten), are probed: one round of RECHECK_PAGES at most, as a re-checked collection's, within
         the exploration budget, novel first (:meth:`_novel_first`); a probe that pays brings the rest back,
         as any page that shows something new does, and allows another round when the plan runs dry again.
         geos: the members lists' harvest ended with three directory pages parked, the only way to 6 of its
