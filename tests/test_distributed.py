@@ -114,10 +114,15 @@ def jobs_json(db: str) -> dict[str, dict]:
     return {r["job"]: r for r in map(json.loads, res.stdout.splitlines())}
 
 
-def wait_for(condition, what: str, timeout: float = DEADLINE) -> None:
+def wait_for(condition, what: str, timeout: float = DEADLINE, workers: Workers | None = None) -> None:
+    """Poll ``condition`` until it holds; fail at ``timeout``, or at once when every one of ``workers``
+    has exited, with the tail of their logs (a stalled harvest is then diagnosable from CI's output)."""
     end = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
+        gone = workers is not None and all(w.poll() is not None for w in workers)
+        if gone or time.monotonic() >= end:
+            detail = f"\n{workers.output()[-4000:]}" if workers is not None else ""
+            raise AssertionError(f"{'every worker exited' if gone else 'timed out'} waiting for {what}{detail}")
         time.sleep(0.1)
 
 
@@ -349,7 +354,7 @@ def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_
                     return []
                 return [w for w in first if w.poll() is None and stored(pg_url, job, w.pid)]
 
-            wait_for(busy, f"{share:.0%} of the books")
+            wait_for(busy, f"{share:.0%} of the books", workers=workers)
             victim = rng.choice(busy())
             victim.send_signal(signal.SIGKILL)
             victim.wait()
@@ -418,7 +423,7 @@ def test_redis_restarted_mid_harvest_workers_wait_and_go_on(demo, model, pg_url,
     with Workers(tmp_path) as workers:
         for _ in range(2):
             workers.start(cmd)
-        wait_for(lambda: len(stored(pg_url, job)) >= 0.3 * len(wanted), "30 % of the books")
+        wait_for(lambda: len(stored(pg_url, job)) >= 0.3 * len(wanted), "30 % of the books", workers=workers)
         assert all(w.poll() is None for w in workers)  # the outage comes mid-harvest
         restart(1.5)
         before = len(stored(pg_url, job))
