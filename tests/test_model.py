@@ -496,19 +496,22 @@ def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
     assert not nested(reference, stub, chrome)
 
 
-def test_a_core_of_one_section_nests_in_the_same_with_one_more_when_read_off_enough_pages():
+def test_a_core_of_one_section_nests_in_the_same_with_two_more_when_read_off_enough_pages():
     """DocBook sections whose only links of their own are cross-references, and sections with
-    external links besides: one template with an optional section.  Not when the larger core
-    has two sections more (a class page shows an overview's prose links and more), when the
-    smaller has a section of its own, or when its core was read off a few pages only."""
+    external links besides: one template with an optional section; reference pages with linked
+    option lists too: two.  Not when the larger core has three sections more (a class page
+    shows an overview's prose links and more), when the smaller has a section of its own, or
+    when its core was read off a few pages only."""
     from structcrawl.core.refine import ONE_SECTION_PAGES, nested
     chrome = {"navheader/a", "navfooter/a"}
     xref_only = frozenset(chrome | {"sect/p/a.xref"})
     with_ulink = frozenset(chrome | {"sect/p/a.xref", "sect/p/a.ulink"})
     assert nested(xref_only, with_ulink, chrome, pages=ONE_SECTION_PAGES)
     assert not nested(xref_only, with_ulink, chrome, pages=ONE_SECTION_PAGES - 1)
+    with_options = frozenset(with_ulink | {"sect/dl/dd/p/a.xref"})
+    assert nested(xref_only, with_options, chrome, pages=ONE_SECTION_PAGES)
     overview = frozenset(chrome | {"descr/p/a"})
-    class_page = frozenset(chrome | {"descr/p/a", "members/a", "inherits/a"})
+    class_page = frozenset(chrome | {"descr/p/a", "members/a", "inherits/a", "related/a"})
     assert not nested(overview, class_page, chrome, pages=100)
     footnotes = frozenset(chrome | {"sect/p/a.xref", "footnote/a"})  # one section of its own each way
     assert not nested(footnotes, with_ulink, chrome, pages=100)

@@ -79,6 +79,12 @@ NESTED_SIMILARITY = 0.4
 #: off fewer pages is a loose class's chance; the frontier's saturation support; docs/design.md,
 #: item 22).
 ONE_SECTION_PAGES = 10
+#: Sections the larger core may have beyond a one-section core it nests: DocBook reference pages
+#: whose prose holds cross-references only, and the same pages with linked option lists and
+#: external links besides (PostgreSQL's refentries, two classes at 64 URLs in flight); types
+#: differ by three or more (QDoc's class pages from its overviews, gtk-doc's command pages from
+#: its reference pages; docs/design.md, item 22).
+ONE_SECTION_SLACK = 2
 
 
 def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 0) -> bool:
@@ -92,19 +98,21 @@ def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 
     Across the five corpora, pairs of classes of two types lacked two or three of
     each other's core sections.
 
-    A core of one section is nested too when it is all the other's but one more
-    section, and the smaller class has ``pages`` ≥ ``ONE_SECTION_PAGES``: prose pages
-    whose only links of their own are cross-references, and the same pages with
-    external links besides (DocBook's sections in PostgreSQL's manual: one type in
-    three classes, F* 0.76).  One more section only: a class page shows an overview's
-    prose links and three sections more (QDoc), a command's page a reference page's
-    see-also list and seven more (gtk-doc).
+    A core of one section is nested too when it is all the other's but
+    ``ONE_SECTION_SLACK`` sections more, and the smaller class has ``pages`` ≥
+    ``ONE_SECTION_PAGES``: prose pages whose only links of their own are
+    cross-references, and the same pages with external links besides (DocBook's
+    sections in PostgreSQL's manual: one type in three classes, F* 0.76), or with
+    linked option lists too (its reference pages).  Not three more: a class page shows
+    an overview's prose links and three sections more (QDoc), a command's page a
+    reference page's see-also list and seven more (gtk-doc).
     """
     a, b = a - chrome, b - chrome
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     if len(small & large) >= NESTED_EVIDENCE:
         return len(small - large) <= max(NESTED_SLACK, int(NESTED_SLACK_SHARE * len(small)))
-    return pages >= ONE_SECTION_PAGES and bool(small) and small <= large and len(large - small) <= NESTED_SLACK
+    return (pages >= ONE_SECTION_PAGES and bool(small) and small <= large
+            and len(large - small) <= ONE_SECTION_SLACK)
 
 
 @dataclass(frozen=True)
