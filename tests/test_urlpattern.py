@@ -70,6 +70,26 @@ def test_constant_segments_literal_and_words_kept_whole():
     assert p == r"^/v/\d+$"  # "202" is not a prefix of a number
 
 
+def test_file_names_the_generator_writes_in_every_directory_stay_words():
+    # each application's front page is index.html, the general guides' users_guide.html: a name
+    # written under two parents or more is the template's, and the pattern keeps it, so that the
+    # pattern does not take every page of those directories
+    urls = ["/lib/stdlib-4.2/doc/html/index.html", "/lib/kernel-8.5/doc/html/index.html",
+            "/lib/ssl-10.8/doc/html/users_guide.html", "/lib/ssh-4.15/doc/html/users_guide.html"]
+    p = url_pattern(urls)
+    check(urls, p)
+    assert matches(p, "/lib/mnesia-4.21/doc/html/index.html")
+    assert not matches(p, "/lib/stdlib-4.2/doc/html/lists.html")
+    # a name seen under one parent only is an entity's (a category's pages), as are numbers
+    p = url_pattern(["/category/fiction/2", "/category/fiction/3", "/category/poetry/2", "/category/poetry/4"])
+    assert matches(p, "/category/history/2")
+    p = url_pattern(["/a/2023/x", "/b/2023/y", "/a/2024/y", "/b/2024/x"])
+    assert matches(p, "/c/2025/x")
+    # more names than MAX_ALTERNATIVES: a wildcard
+    p = url_pattern([f"/{d}/{n}.html" for d in "ab" for n in ("one", "two", "three", "four")])
+    assert matches(p, "/c/five.html")
+
+
 def test_scheme_host_and_param_order_ignored():
     urls = ["https://a.example/s?q=x&page=1", "http://www.a.example/s?page=2&q=y"]
     p = url_pattern(urls)

@@ -209,7 +209,25 @@ def _gen(values: Sequence[str], wildcard: str, depth: int) -> str:
 # --------------------------------------------------------------------------- #
 def _columns_pattern(rows: Sequence[Sequence[str]], wildcard: str) -> list[str]:
     width = len(rows[0])
-    return [generalize((r[j] for r in rows), wildcard) for j in range(width)]
+    return [_template_words(rows, j) or generalize((r[j] for r in rows), wildcard) for j in range(width)]
+
+
+def _template_words(rows: Sequence[Sequence[str]], j: int) -> str | None:
+    """The alternation of column ``j``'s values when they are the generator's words, not an entity's
+    name: at most ``MAX_ALTERNATIVES`` of them, not numbers, each written under two different
+    parents (the columns before it) or more.  erl_docgen names every application's front page
+    ``index.html`` (``users_guide.html`` for the general guides): generalised to ``[^/?]+``, the front
+    pages' pattern matched every reference and chapter page of the applications, and the harvest
+    took the manual index's module column for front pages.  A slug seen under one parent only (a
+    category's pages, ``/category/fiction/2``) stays an entity's name."""
+    parents: dict[str, set[tuple[str, ...]]] = {}
+    for r in rows:
+        parents.setdefault(r[j], set()).add(tuple(r[:j]))
+    if not 2 <= len(parents) <= MAX_ALTERNATIVES or any(_DIGITS.fullmatch(v) for v in parents):
+        return None
+    if any(len(under) < 2 for under in parents.values()):
+        return None
+    return "(?:" + "|".join(_escape(v) for v in sorted(parents)) + ")"
 
 
 def _path_pattern(paths: Sequence[str], max_alternatives: int) -> str:
