@@ -930,6 +930,28 @@ def test_a_collection_whose_target_bets_kept_losing_predicts_its_most_frequent_c
         assert h._predicted((1, ODD), fresh) == (2 if chao_short else 1)
 
 
+def test_a_bet_its_collection_keeps_losing_is_no_pay_though_the_plan_still_makes_it():
+    """While Chao's bound says targets may be unseen, the plan goes on betting on a tie; but a page that
+    shows one more URL of a collection whose bets lost for a run too long to be chance has not shown a
+    target: it does not pay (PostgreSQL's sections kept paying with their neighbours, predicted chapters,
+    hundreds of requests after the last chapter)."""
+    h, _home = docbook_like()
+    for lone in (H + "/appendix0.html", H + "/appendix1.html"):  # Chao: more may be unseen
+        h.seen.linked(lone)
+        h.seen.harvested(lone, 2)
+    entry = Entry(H + "/section0-0.html", (2, ITEMS), H + "/chapter0.html", False)
+    paid = []
+    for k in range(DEAD_WINDOW + 2):  # page k is told the outcome of the k - 1 bets before it
+        before = h.found_new[1]
+        h.page(entry.url, entry.key, 1, {ODD: [H + f"/next{k}.html"]})
+        paid.append(h.found_new[1] > before)
+        entry = h.pop()
+        assert entry.url == H + f"/next{k}.html"
+    assert h._predicted((1, ODD), H + "/fresh.html") == 2  # still a bet
+    assert all(paid[:DEAD_WINDOW + 1])  # until then each page that showed a bet paid
+    assert not paid[DEAD_WINDOW + 1]  # after DEAD_WINDOW lost bets, showing one more pays nothing
+
+
 def test_a_menu_place_that_held_no_target_stops_being_a_target_bet():
     """Front pages (1, the targets), listed by the home page (0), each list their application's documents
     in one menu: another front page, a manual (a front page too), then the release notes (2: no target, no

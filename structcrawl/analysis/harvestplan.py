@@ -452,6 +452,14 @@ class Harvest:
         return (_run_too_long(self.bet_run[key], self.bet_pages[key], self.bet_won[key])
                 and not self.seen.short_of(RECALL_GOAL, UNSEEN_Z))
 
+    def _bets_losing(self, key: Key) -> bool:
+        """Have collection ``key``'s URLs fetched as predicted targets been no target for a run too long to
+        be chance (:meth:`_bets_lost` without Chao's gate)?  The plan may still bet on its next URLs, but a
+        page showing one has not shown a target: DocBook sections' navigation headers, each predicted
+        a chapter on a tie of patterns, kept the sections they were found on paying, and PostgreSQL's
+        chapter harvest ran 433 requests past its last chapter."""
+        return _run_too_long(self.bet_run[key], self.bet_pages[key], self.bet_won[key])
+
     def _pattern_tie(self, path: str, best: int, counts: Counter) -> bool:
         """Does a class the collection leads to other than the target ``best`` have a URL pattern as specific
         as ``best``'s that matches ``path`` too?  Then the pattern does not tell them apart (DocBook names
@@ -704,8 +712,10 @@ class Harvest:
                     # of a shape that mostly redirects: such an alias of a known page looks new every time
                     if predicted is None or self._alias(u):
                         continue
-                    if predicted in self.targets or (self.dist.get(predicted, FAR) < here
-                                                     and not self._fruitless(predicted, u)):
+                    if predicted in self.targets and self._bets_losing(ckey):
+                        pass  # a bet its collection keeps losing shows nothing new (:meth:`_bets_losing`)
+                    elif predicted in self.targets or (self.dist.get(predicted, FAR) < here
+                                                       and not self._fruitless(predicted, u)):
                         useful = pays = True
                         self.found_new[cls] += 1
                     elif predicted == cls:
