@@ -15,7 +15,9 @@ one that generalises only what varies:
   path (``/`` if empty) plus, if there is a query, ``?`` and its ``&``-separated
   parameters stably sorted by name — so parameter order does not matter.
 * **Path**: URLs are split into ``/`` segments and grouped by segment count.
-  Within a group, a segment position with one value stays literal; otherwise
+  Within a group, a segment position with one value stays literal; a few
+  words the generator writes under several parents (``index.html`` in every
+  directory) stay their alternation; otherwise
   its values are generalised (:func:`generalize`): common literal prefix and
   suffix (cut only at character-class boundaries, so words and numbers stay
   whole), all-digit parts → ``\d+``, trailing/leading numbers → ``\d+``,
