@@ -121,7 +121,8 @@ def wait_for(condition, what: str, timeout: float = DEADLINE, workers: Workers |
     while not condition():
         gone = workers is not None and all(w.poll() is not None for w in workers)
         if gone or time.monotonic() >= end:
-            detail = f"\n{workers.output()[-4000:]}" if workers is not None else ""
+            detail = "".join(f"\n--- worker {i} (exit {w.poll()}) ---\n{workers.output(i)[-1500:]}"
+                             for i, w in enumerate(workers)) if workers is not None else ""
             raise AssertionError(f"{'every worker exited' if gone else 'timed out'} waiting for {what}{detail}")
         time.sleep(0.1)
 
@@ -339,27 +340,38 @@ def test_three_workers_fetch_what_one_process_fetches(demo, model, pg_url, job, 
 
 def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_url, job, tmp_path):  # noqa: F811
     """Three workers; at a random moment one that has stored items is killed (-9) and a worker started again,
-    then at another moment another of the first ones; the others finish every book, each stored once."""
+    then at another moment another of the first ones; the others finish every book, each stored once.
+    Items reach PostgreSQL behind the pages: on a fast machine the first workers may all have finished when
+    the second moment's share is stored, and the second kill is then left out (seen in CI)."""
     books = class_of(model, "/book/")
     wanted = truth(demo, "book")
     cmd = worker_cmd(model, books, job, pg_url)
     rng = random.Random()
+    killed = 0
     with Workers(tmp_path) as workers:
         first = [workers.start(cmd) for _ in range(3)]
         restarted = None
         for share in (rng.uniform(0.1, 0.3), rng.uniform(0.3, 0.5)):
-            def busy(share=share):
-                """The first workers still running that stored items, once the harvest is ``share`` done."""
-                if len(stored(pg_url, job)) < share * len(wanted):
-                    return []
-                return [w for w in first if w.poll() is None and stored(pg_url, job, w.pid)]
+            victims: list[subprocess.Popen] = []
 
-            wait_for(busy, f"{share:.0%} of the books", workers=workers)
-            victim = rng.choice(busy())
+            def ready(share=share, victims=victims):
+                """Once the harvest is ``share`` done: the first workers still running that stored items
+                (``victims``), or True with none when none of the first runs any more."""
+                if len(stored(pg_url, job)) < share * len(wanted):
+                    return False
+                victims[:] = [w for w in first if w.poll() is None and stored(pg_url, job, w.pid)]
+                return bool(victims) or all(w.poll() is not None for w in first)
+
+            wait_for(ready, f"{share:.0%} of the books", workers=workers)
+            if not victims:
+                break
+            victim = rng.choice(victims)
             victim.send_signal(signal.SIGKILL)
             victim.wait()
             first.remove(victim)
+            killed += 1
             restarted = restarted or workers.start(cmd)  # joins while most of the harvest is left
+        assert killed >= 1
         for w in (*first, restarted):
             assert w.wait(timeout=DEADLINE) == 0, workers.output()[-3000:]
     urls = stored(pg_url, job)
@@ -368,7 +380,7 @@ def test_kill9_twice_loses_nothing_and_a_restarted_worker_joins(demo, model, pg_
     record = jobs_json(pg_url)[job]
     assert record["status"] == "finished"
     statuses = sorted(w["status"] for w in record["workers"])
-    assert statuses == ["finished", "finished", "running", "running"]  # the killed two never said goodbye
+    assert statuses == ["finished"] * (4 - killed) + ["running"] * killed  # the killed never said goodbye
     assert not any(w["alive"] for w in record["workers"])  # their processes are gone
     joined = next(w for w in record["workers"] if w["pid"] == restarted.pid)
     assert joined["pages"] > 0 and joined["status"] == "finished"
