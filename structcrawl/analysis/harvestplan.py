@@ -449,8 +449,7 @@ class Harvest:
         ``name.html`` and a section's navigation header leads to the chapter above it and to the sections
         beside it: each section page fetched as a predicted chapter showed the next one, 730 requests
         after PostgreSQL's last chapter."""
-        return (_run_too_long(self.bet_run[key], self.bet_pages[key], self.bet_won[key])
-                and not self.seen.short_of(RECALL_GOAL, UNSEEN_Z))
+        return self._bets_losing(key) and not self.seen.short_of(RECALL_GOAL, UNSEEN_Z)
 
     def _bets_losing(self, key: Key) -> bool:
         """Have collection ``key``'s URLs fetched as predicted targets been no target for a run too long to
