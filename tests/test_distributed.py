@@ -242,6 +242,46 @@ def test_a_pop_whose_reply_was_lost_leases_one_request(job):
         relay.close()
 
 
+def test_a_worker_taken_for_dead_counts_the_requests_it_takes_after(job):
+    """A worker whose heartbeat lapsed while it was still running (a stall longer than its time to live, on a
+    loaded machine) is taken for dead: another worker re-queues its leases and drops it from the workers set.
+    A request it pops before its next heartbeat is its lease at once: counted in the backlog (another worker
+    does not find the job done while it is in flight) and re-queued if it dies before that heartbeat (a lease
+    outside the workers set was never reclaimed: the page was lost)."""
+    from scrapy.settings import Settings
+
+    from structcrawl.crawling.distributed import open_queue
+    from structcrawl.settings import STRUCTCRAWL_REDIS_SCHEDULER
+
+    class Owner(Spider):
+        name = "harvest"
+
+        def parse_page(self, response):
+            return []
+
+    spider = Owner()
+    spider.job_name = job
+    settings = Settings({**STRUCTCRAWL_REDIS_SCHEDULER, "REDIS_URL": REDIS})
+    a, dupefilter = open_queue(settings, spider)
+    b, _ = open_queue(settings, spider)
+    a.worker, b.worker = "a", "b"
+    a.join(60)
+    b.join(60)
+    for n in (1, 2):
+        request = Request(f"http://a.test/book/{n}.html", callback=spider.parse_page, priority=-n)
+        assert a.push_unseen(request, dupefilter.request_fingerprint(request), dupefilter.key)
+    a.server.delete(a.alive_key("a"))  # a's heartbeat key expired: a stalled, it did not stop
+    assert b.reclaim() == 0 and not b.server.sismember(b.workers_key, "a")
+    taken = a.pop()  # a goes on before its next heartbeat
+    assert taken is not None and taken.url == "http://a.test/book/1.html"
+    assert b.backlog() == (1, 1)  # a's lease is counted
+    assert b.reclaim() == 1  # a is killed before its heartbeat: its lease is handed out again
+    assert b.backlog() == (2, 0)
+    assert {b.pop().url, b.pop().url} == {"http://a.test/book/1.html", "http://a.test/book/2.html"}
+    a.server.close()
+    b.server.close()
+
+
 def test_plan_reports_reach_the_other_workers_once(job):
     """What one worker made of a page reaches every other worker's plan once, in order; its own never comes
     back, and a report sent twice (a pipeline resent after a lost reply) is read once."""

@@ -52,12 +52,15 @@ if ARGV[4] ~= '' then redis.call('HDEL', KEYS[3], ARGV[4]) end
 return added
 """
 
-# KEYS: queue, this worker's lease hash.  ARGV: highest score taken, the lease id of this pop (new for
-# every pop, the same when the client resends it).  Returns {lease id, request} or nil.
+# KEYS: queue, this worker's lease hash, workers set.  ARGV: highest score taken, the lease id of this pop
+# (new for every pop, the same when the client resends it), this worker.  Returns {lease id, request} or nil.
 # Idempotent: a Redis killed after running the script but before its reply reached the worker (append-only
 # file written, then the reply) makes the client retry it on the restarted server; the retry returns the
 # request the first run leased instead of leasing a second one that no one would fetch (the worker would
 # drop that lease at idle: a page lost).
+# The worker is one of the queue's workers again with its lease: one taken for dead (its heartbeat lapsed
+# in a stall, another worker re-queued its leases and dropped it from the set) may pop before its next
+# heartbeat; a lease outside the set is neither counted by the backlog nor ever re-queued.
 _POP_LEASED = """
 local again = redis.call('HGET', KEYS[2], ARGV[2])
 if again then return {ARGV[2], string.sub(again, string.find(again, ' ', 1, true) + 1)} end
@@ -65,6 +68,7 @@ local top = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 
 if #top == 0 then return false end
 redis.call('ZREM', KEYS[1], top[1])
 redis.call('HSET', KEYS[2], ARGV[2], top[2] .. ' ' .. top[1])
+redis.call('SADD', KEYS[3], ARGV[3])
 return {ARGV[2], top[1]}
 """
 
@@ -180,7 +184,8 @@ class LeasedPriorityQueue(PriorityQueue):
     def pop(self, timeout: int = 0, min_priority: int | None = None) -> Request | None:
         """The request of highest priority (at least ``min_priority``), leased to this worker."""
         most = "+inf" if min_priority is None else str(-min_priority)
-        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker)], args=[most, next(self._lease_ids)])
+        found = self._pop_leased(keys=[self.key, self.leases_key(self.worker), self.workers_key],
+                                 args=[most, next(self._lease_ids), self.worker])
         if not found:
             return None
         lease, data = found
@@ -240,7 +245,10 @@ class LeasedPriorityQueue(PriorityQueue):
         return int(held)
 
     def backlog(self) -> tuple[int, int]:
-        """(requests queued, requests leased by any worker) at one instant."""
+        """(requests queued, requests leased by any worker) at one instant.  Every lease is a worker's of
+        the workers set (a pop adds its worker; :meth:`reclaim` re-queues a worker's leases as it drops it).
+        The parked set is not counted: a worker does not wait for requests put aside (``spiders/harvest.py``,
+        ``_shared_idle``)."""
         queued, leased = self._backlog(keys=[self.key, self.workers_key], args=[self.prefix])
         return int(queued), int(leased)
 

@@ -462,7 +462,15 @@ class HarvestSpider(scrapy.Spider):
         (those may still bring new URLs).  When neither is left the job's plan ran dry: the worker that
         finds it so first re-checks the skipped collections for the whole job (one round, sent on the
         plan stream before its probes are queued: crawling.sharedplan); the harvest is done when that
-        opens nothing."""
+        opens nothing.
+
+        So a worker leaves only when two reads of the backlog in one call, the plan stream read to its end
+        between them, found no request queued and none leased by any worker (no page in flight anywhere: a
+        page's new requests are queued before its lease is acknowledged), after it put the parked requests
+        back in the queue once in this round.  Requests still parked then are not waited for: each was
+        parked again by the worker that popped it, its plan judging it a hub of a quiet class.  Others may
+        go on after it: a worker whose plan, fed the same pages in another order, re-checks a collection
+        or takes a parked request this one would not, or one that joins later; each leaves by this rule."""
         scheduler = self.crawler.engine.scheduler
         vanished = scheduler.drop_held()  # nothing of this worker is downloading or parsed now
         if vanished:
