@@ -243,3 +243,22 @@ def test_an_entry_with_continuation_rows_is_one_record():
     assert records.xpath.endswith('/tr[*[1][self::td[@class="src"]]]')
     assert len(Selector(text=index(30)).xpath(records.xpath)) == 36
     assert data[2].records is not None and data[2].records.per_page == tuple(5 + k for k in range(6))
+
+
+def test_the_harvest_reads_the_fields_off_the_features_tree_as_parsel_does():
+    # the harvest parses a page once, for its features and its item's fields: a comment splitting a text
+    # node must give what parsel's tree gives, and a tag renamed for the features leaves no tree to share
+    from structcrawl.core.features import extract_with_tree
+
+    def noted(i: int) -> str:
+        return product(i, extra=f"<p class='stock'>{i}<!-- units -->left<!-- in stock --> today</p>")
+
+    data = analyse({1: [noted(i) for i in range(6)]})
+    extractor = Extractor(document(data))
+    for i in (7, 8, 9):
+        _features, tree = extract_with_tree(noted(i).encode(), f"http://shop.test/p/{i}")
+        assert tree is not None
+        assert extractor.extract_tree(tree, 1) == extractor.extract(noted(i), 1)
+    assert extractor.extract(noted(9), 1)["fields"] != {}
+    office = page("<o:p class='row'><a href='/p/1'>Part 1</a></o:p>")
+    assert extract_with_tree(office.encode(), "http://shop.test/parts")[1] is None

@@ -90,10 +90,14 @@ class Extractor:
 
         ``records`` is None for a class that is not a list; an unknown class gives no fields.
         """
+        return self.extract_tree(None if self.classes.get(class_id) is None else parse(text), class_id)
+
+    def extract_tree(self, root: etree._Element | None, class_id: int | None) -> dict[str, Any]:
+        """The same off a page already parsed as parsel parses it (the harvest's tree of the page's
+        features: ``core.features.extract_with_tree``)."""
         spec = self.classes.get(class_id) if class_id is not None else None
-        if spec is None:
+        if spec is None or root is None:
             return {"fields": {}, "records": None}
-        root = parse(text)
         fields = {f.name: _value(root, f) for f in spec.fields}
         records = None
         if spec.records is not None:

@@ -41,7 +41,7 @@ from scrapy.utils.asyncio import run_in_thread
 from structcrawl.analysis.classify import Classifier
 from structcrawl.analysis.harvestplan import Entry, Harvest, harvest_collections
 from structcrawl.core.explorer import Scope
-from structcrawl.core.features import extract
+from structcrawl.core.features import extract_with_tree
 from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
@@ -275,7 +275,7 @@ class HarvestSpider(scrapy.Spider):
 
     def _page(self, entry: Entry, final: str, response: Response) -> list[dict[str, Any]]:
         ctype = response.headers.get(b"Content-Type")
-        features = extract(response.body, final, ctype.decode("latin-1") if ctype else None)
+        features, tree = extract_with_tree(response.body, final, ctype.decode("latin-1") if ctype else None)
         cls, cost = self.classifier.classify_features(features)
         trap = self.traps.observe(features)
         if trap is not None:
@@ -312,7 +312,9 @@ class HarvestSpider(scrapy.Spider):
             "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "referer": entry.referer,
             "via": None if entry.key is None else entry.key[1],
-            **self.config.extractor.extract(response.text, cls),
+            # the fields off the features' tree: one parse a page (parsel's own made a harvest a tenth slower)
+            **(self.config.extractor.extract(response.text, cls) if tree is None
+               else self.config.extractor.extract_tree(tree, cls)),
         }
         if self.config.body:
             item["body"] = response.text
