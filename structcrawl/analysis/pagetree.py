@@ -47,6 +47,8 @@ def normalize(text: str | None) -> str:
 
 def own_text(el: etree._Element) -> str:
     """The element's own text: its text and its children's tails, whitespace collapsed."""
+    if not len(el):  # most nodes a field selects (a source line's tokens, a cell) have no children
+        return normalize(el.text)
     parts = [el.text or ""]
     parts.extend(child.tail or "" for child in el)
     return normalize(" ".join(parts))
