@@ -201,6 +201,21 @@ class ReplyCutter:
         self.listener.close()
 
 
+class QueueOwner(Spider):
+    """The spider a shared queue belongs to: its name, the job, the callback its requests name."""
+
+    name = "harvest"
+
+    def parse_page(self, response):
+        return []
+
+
+def queue_owner(job: str) -> QueueOwner:
+    spider = QueueOwner()
+    spider.job_name = job
+    return spider
+
+
 def test_a_pop_whose_reply_was_lost_leases_one_request(job):
     """The client retries a command whose connection broke (a Redis restarting): a pop that ran but whose
     reply never arrived, sent again, returns the request it leased; it does not lease a second one that
@@ -210,14 +225,7 @@ def test_a_pop_whose_reply_was_lost_leases_one_request(job):
     from structcrawl.crawling.distributed import open_queue
     from structcrawl.settings import STRUCTCRAWL_REDIS_SCHEDULER
 
-    class Owner(Spider):
-        name = "harvest"
-
-        def parse_page(self, response):
-            return []
-
-    spider = Owner()
-    spider.job_name = job
+    spider = queue_owner(job)
     relay = ReplyCutter()
     try:
         settings = Settings({**STRUCTCRAWL_REDIS_SCHEDULER, "REDIS_URL": relay.url, "STRUCTCRAWL_REDIS_WAIT": 5})
@@ -253,14 +261,7 @@ def test_a_worker_taken_for_dead_counts_the_requests_it_takes_after(job):
     from structcrawl.crawling.distributed import open_queue
     from structcrawl.settings import STRUCTCRAWL_REDIS_SCHEDULER
 
-    class Owner(Spider):
-        name = "harvest"
-
-        def parse_page(self, response):
-            return []
-
-    spider = Owner()
-    spider.job_name = job
+    spider = queue_owner(job)
     settings = Settings({**STRUCTCRAWL_REDIS_SCHEDULER, "REDIS_URL": REDIS})
     a, dupefilter = open_queue(settings, spider)
     b, _ = open_queue(settings, spider)
