@@ -262,3 +262,46 @@ def test_the_harvest_reads_the_fields_off_the_features_tree_as_parsel_does():
     assert extractor.extract(noted(9), 1)["fields"] != {}
     office = page("<o:p class='row'><a href='/p/1'>Part 1</a></o:p>")
     assert extract_with_tree(office.encode(), "http://shop.test/parts")[1] is None
+
+
+def test_one_walk_finds_each_fields_nodes_as_its_xpath_does():
+    """The paths the model writes for fields (from the root or an element with an id, child steps of a tag,
+    an exact class and a position) are matched in one walk down the tree, any other by lxml; every field
+    gets the nodes its XPath selects, in document order: repeated steps, a class on some siblings only, a
+    comment among them, positions counted among the siblings of that tag and class, an id on one element
+    or two (nested), relative record paths."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from lxml import etree
+
+    from structcrawl.analysis.extract import FieldSpec, _Walk
+
+    tags, classes, ids = ["div", "p", "span"], [None, "a", "a/b", "a b"], [None, None, "x", "y"]
+
+    @st.composite
+    def trees(draw, depth=0):
+        tag = draw(st.sampled_from(tags))
+        cls, ident = draw(st.sampled_from(classes)), draw(st.sampled_from(ids))
+        kids = draw(st.lists(trees(depth + 1), max_size=0 if depth >= 3 else 4))
+        attrs = ("" if cls is None else f' class="{cls}"') + ("" if ident is None else f' id="{ident}"')
+        return f"<{tag}{attrs}>t<!-- c -->{''.join(kids)}</{tag}>"
+
+    steps = st.tuples(st.sampled_from(tags), st.sampled_from(classes + ['" or "1"="1']),
+                      st.sampled_from([None, None, 1, 2]))
+    starts = st.sampled_from(["/html/body/", "//div[@id=\"x\"]/", "//span[@id=\"y\"]/", "./", "//p/"])
+
+    def spelled(path):
+        return "/".join(t + ("" if c is None else f'[@class="{c}"]') + ("" if n is None else f"[{n}]")
+                        for t, c, n in path)
+
+    @settings(max_examples=300, deadline=None)
+    @given(trees(), st.lists(st.tuples(starts, st.lists(steps, max_size=4)), min_size=1, max_size=6),
+           st.booleans())
+    def check(body, paths, relative):
+        root = etree.fromstring(f"<html><body>{body}</body></html>", etree.HTMLParser())
+        xpaths = [(start + spelled(p)).rstrip("/") or "." for start, p in paths] + ['//div[@id="x"]']
+        fields = tuple(FieldSpec(str(i), x, True, etree.XPath(x)) for i, x in enumerate(xpaths))
+        start = root.find("body") if relative else root
+        assert _Walk(fields, relative).nodes(start) == [f.compiled(start) for f in fields]
+
+    check()
