@@ -3,9 +3,10 @@
 The pure part of ``structcrawl extract`` and of the harvest's items: the
 model document's ``classes[].fields`` and ``classes[].records``
 (:mod:`structcrawl.analysis.records`) are evaluated as written on the tree
-parsel builds for the page text (``Selector(text=…)``), compiled once per
-model with lxml's ``etree.XPath`` — the engine ``Selector.xpath`` runs — so a
-page costs one parse and one pass per path.  A field's value is the own text
+parsel builds for the page text (``Selector(text=…)``): the paths the model
+writes are matched in one walk down the tree (:class:`_Walk`), any other with
+lxml's ``etree.XPath`` — the engine ``Selector.xpath`` runs — compiled once per
+model, to the same nodes.  A field's value is the own text
 of the first node it selects that has text (``many`` fields: of every such
 node, a list); absent nodes give ``None`` (``[]``), so every item of a class
 has the same keys.
