@@ -23,8 +23,6 @@ from lxml import etree
 
 from structcrawl.analysis.pagetree import normalize, own_text, parse
 
-#: A step the model writes for an element (``pagetree.step``) that one walk of the tree matches as XPath
-#: does: a tag (an XPath name test as it stands) with, at most, its whole class attribute.
 #: Steps of a path the walk takes at most: it recurses once a step, and a page nested 2,000 deep gives
 #: fields 2,000 steps long (lxml's XPath takes those).
 WALK_STEPS = 200
@@ -48,10 +46,8 @@ class ClassSpec:
     fields: tuple[FieldSpec, ...]
     records: etree.XPath | None
     record_fields: tuple[FieldSpec, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "walk", _Walk(self.fields, relative=False))
-        object.__setattr__(self, "record_walk", _Walk(self.record_fields, relative=True))
+    walk: _Walk  #: finds the fields' nodes on a page
+    record_walk: _Walk  #: finds the record fields' nodes in a record
 
 
 def _compile(xpath: Any, where: str) -> etree.XPath:
@@ -226,10 +222,11 @@ class Extractor:
             records = entry.get("records") or {}
             if not isinstance(records, Mapping):
                 raise ValueError(f"{where}: records must be an object or null")
+            fields = _specs(entry.get("fields") or [], f"{where} fields")
+            record_fields = _specs(records.get("fields") or [], f"{where} record fields")
             self.classes[cid] = ClassSpec(
-                _specs(entry.get("fields") or [], f"{where} fields"),
-                _compile(records["xpath"], f"{where} records") if records else None,
-                _specs(records.get("fields") or [], f"{where} record fields"))
+                fields, _compile(records["xpath"], f"{where} records") if records else None, record_fields,
+                _Walk(fields, relative=False), _Walk(record_fields, relative=True))
 
     def extract(self, text: str, class_id: int | None) -> dict[str, Any]:
         """``{"fields": {name: value}, "records": [{name: value}, …] or None}`` of a page of ``class_id``.
