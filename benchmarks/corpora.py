@@ -146,6 +146,19 @@ CORPORA = {
             ("setup", r"^(using|install|installing|distributing|distutils|extending)/"),
             ("toplevel_misc", r"^[^/]+\.html$"),
         ]),
+    "sqlite": dict(
+        package="sqlite3-doc", version="3.40.1-2+deb12u2", generator="SQLite's own Tcl scripts (www.sqlite.org)",
+        root="sqlite3-doc/usr/share/doc/sqlite3", entry="index.html", extra=True,
+        # a hand-written generator: one header for every page, the C API one page per object or function
+        # (the session extension's too) with three generated lists, a page per release, a page per
+        # syntax diagram, and the prose documents at the top
+        classes=[
+            ("release_log", r"^releaselog/"),
+            ("syntax_diagram", r"^syntax/"),
+            ("api_list", r"^(c3ref|session)/(intro|funclist|objlist|constlist)\.html$"),
+            ("api", r"^(c3ref|session)/"),
+            ("document", r"^[^/]+\.html$"),
+        ]),
 }
 
 

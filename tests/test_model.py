@@ -518,6 +518,23 @@ def test_a_core_of_one_section_nests_in_the_same_with_two_more_when_read_off_eno
     assert not nested(frozenset(chrome), with_ulink, chrome, pages=100)  # links of the chrome only
 
 
+def test_a_one_section_core_of_bare_tags_nests_in_nothing():
+    """A section spelled in bare tags (``html/body/p/a``: no class or id on any step) is the prose
+    of any page that writes links in paragraphs: SQLite's C API pages (prose links only) are not
+    its release notes (the same prose and a change list) with a section missing."""
+    from structcrawl.core.refine import ONE_SECTION_PAGES, nested
+    chrome = {"html/body/div.nosearch/div.mainmenu/ul/li/a"}
+    api = frozenset(chrome | {"html/body/p/a"})
+    release = frozenset(chrome | {"html/body/p/a", "html/body/ol.lessindent/li/a"})
+    assert not nested(api, release, chrome, pages=ONE_SECTION_PAGES * 10)
+    assert nested(frozenset(chrome | {"html/body/div.fancy/p/a"}),
+                  frozenset(chrome | {"html/body/div.fancy/p/a", "html/body/ol.lessindent/li/a"}),
+                  chrome, pages=ONE_SECTION_PAGES)
+    assert nested(frozenset(chrome | {"html/body/p/small/i/a#mtimelink"}),
+                  frozenset(chrome | {"html/body/p/small/i/a#mtimelink", "html/body/ul/li/a"}),
+                  chrome, pages=ONE_SECTION_PAGES)
+
+
 def with_other_types_cocited(m: SiteModel, a: str, b: str) -> tuple[SiteModel, Frontier]:
     """``m`` with three more types whose only shared section is the navigation (the site's chrome),
     and a frontier whose one collection led to pages ``a`` (class 0) and ``b`` (class 1)."""

@@ -105,14 +105,22 @@ def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 
     sections in PostgreSQL's manual: one type in three classes, F* 0.76), or with
     linked option lists too (its reference pages).  Not three more: a class page shows
     an overview's prose links and three sections more (QDoc), a command's page a
-    reference page's see-also list and seven more (gtk-doc).
+    reference page's see-also list and seven more (gtk-doc).  Nor when that one section
+    is spelled in bare tags (``html/body/p/a``): any page that writes links in its
+    paragraphs shows it, and SQLite's C API pages and release notes, two types of one
+    generator, met in one class that way (docs/design.md, item 24).
     """
     a, b = a - chrome, b - chrome
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     if len(small & large) >= NESTED_EVIDENCE:
         return len(small - large) <= max(NESTED_SLACK, int(NESTED_SLACK_SHARE * len(small)))
     return (pages >= ONE_SECTION_PAGES and bool(small) and small <= large
-            and len(large - small) <= ONE_SECTION_SLACK)
+            and len(large - small) <= ONE_SECTION_SLACK and all(map(_annotated, small)))
+
+
+def _annotated(path: str) -> bool:
+    """Some step of the collection path carries a class or an id (``tag.class``, ``tag#id``)."""
+    return "." in path or "#" in path
 
 
 @dataclass(frozen=True)
