@@ -527,6 +527,9 @@ def test_a_one_section_core_of_bare_tags_nests_in_nothing():
     api = frozenset(chrome | {"html/body/p/a"})
     release = frozenset(chrome | {"html/body/p/a", "html/body/ol.lessindent/li/a"})
     assert not nested(api, release, chrome, pages=ONE_SECTION_PAGES * 10)
+    framed = frozenset(chrome | {"html/body.page/p/a"})  # a class on the body is the frame's
+    assert not nested(framed, frozenset(framed | {"html/body.page/ol.lessindent/li/a"}), chrome,
+                      pages=ONE_SECTION_PAGES * 10)
     assert nested(frozenset(chrome | {"html/body/div.fancy/p/a"}),
                   frozenset(chrome | {"html/body/div.fancy/p/a", "html/body/ol.lessindent/li/a"}),
                   chrome, pages=ONE_SECTION_PAGES)

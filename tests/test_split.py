@@ -256,8 +256,9 @@ def test_a_mixture_is_not_split_by_one_optional_section_of_a_one_section_core():
     # notes on the longer pages, together (the two-part code prefers two classes): one template
     # with an optional section, the short pages' core all the long pages' but one section
     long_tags = OVERVIEW_TAGS + ("body/div/table/tr/td", "body/div/pre")
-    short = [shaped(f"s{i}", OVERVIEW_TAGS[:2], "p/a.xref") for i in range(12)]
-    long = [shaped(f"l{i}", long_tags, "p/a.xref", "p/a.ulink", *(("list/a", "table/a") if i < 5 else ()),
+    xref, ulink = "html/body/div.sect1/p/a.xref", "html/body/div.sect1/p/a.ulink"
+    short = [shaped(f"s{i}", OVERVIEW_TAGS[:2], xref) for i in range(12)]
+    long = [shaped(f"l{i}", long_tags, xref, ulink, *(("list/a", "table/a") if i < 5 else ()),
                    *(("note/a", "pre/a") if 4 <= i < 9 else ())) for i in range(12)]
     modules = [page(f"m{i}", "items/a") for i in range(5)]
     functions = [page(f"f{i}", "decl/a") for i in range(5)]

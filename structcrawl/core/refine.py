@@ -106,7 +106,7 @@ def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 
     linked option lists too (its reference pages).  Not three more: a class page shows
     an overview's prose links and three sections more (QDoc), a command's page a
     reference page's see-also list and seven more (gtk-doc).  Nor when that one section
-    is spelled in bare tags (``html/body/p/a``): any page that writes links in its
+    is spelled in bare tags below the body (``html/body/p/a``): any page that writes links in its
     paragraphs shows it, and SQLite's C API pages and release notes, two types of one
     generator, met in one class that way (docs/design.md, item 24).
     """
@@ -119,8 +119,9 @@ def nested(a: frozenset[str], b: frozenset[str], chrome: set[str], pages: int = 
 
 
 def _annotated(path: str) -> bool:
-    """Some step of the collection path carries a class or an id (``tag.class``, ``tag#id``)."""
-    return "." in path or "#" in path
+    """Some step of the collection path below the body carries a class or an id (``tag.class``,
+    ``tag#id``); a class on the body names the site's frame, as on every path of PostgreSQL's manual."""
+    return any("." in step or "#" in step for step in path.split("/")[2:])
 
 
 @dataclass(frozen=True)
