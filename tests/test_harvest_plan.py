@@ -1004,3 +1004,32 @@ def test_a_parked_url_a_target_links_is_probed_though_other_pages_link_it_too():
     assert lists[79] in {e.url for e in h.parked} and h.sightings[lists[79]] == 3
     assert h.recheck() == 1  # every parked URL has two sightings: only the one the item links is probed
     assert h.pop().url == lists[79]
+
+
+def test_a_skipped_menu_whose_place_paid_is_rechecked_first_at_that_place():
+    """Item pages hold a two-link menu, their source page and a listing; the listings' first pages showed new
+    items, the rest nothing, and the dead rule skipped the menu.  All it holds, target pages link, yet it is
+    not of the last round (its pages showed something, at one place): the re-check opens it first, before a
+    collection never sampled, and probes that place's URLs first (Haddock's page menu: the package contents
+    page that alone leads to 192 of Cabal's modules waited for the last round, behind three collections never
+    sampled that took the budget: 0.846 of ghc's module pages in replay; so 0.980)."""
+    menu = "div.menu/a"
+    doc = document()
+    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^/src/\d+$"})
+    doc["class_links"] += [{"source": 2, "path": menu, "target": 4, "count": 20},
+                           {"source": 2, "path": menu, "target": 1, "count": 20},
+                           {"source": 2, "path": "p.home/a", "target": 0, "count": 5}]
+    h = through_listing(Harvest(doc, [2], explore_share=0.0, explore_min=30), [H + f"/item/{i}" for i in range(40)])
+    listings = 0
+    while (entry := h.pop()) is not None:
+        kind, n = entry.url.rsplit("/", 2)[1:]
+        if kind == "item":
+            links = {menu: [H + f"/src/{n}", H + f"/list/{100 + int(n)}"], "p.home/a": [H + f"/home/{n}"]}
+            h.page(entry.url, entry.key, 2, links)
+        else:
+            listings += 1
+            h.page(entry.url, entry.key, 1, {ITEMS: [H + f"/item/{200 + listings}"] if listings <= 3 else []})
+    col = h.collections[(2, menu)]
+    assert col.decision == "skip" and col.useful == 3 and not h.collections[(2, "p.home/a")].fetched
+    assert h.recheck() == 2 and list(h._exploring)[0] == (2, menu)
+    assert all("/list/" in h.pop().url for _ in range(4))  # not the sources, whose place never paid

@@ -977,7 +977,7 @@ class Harvest:
     def _release(self, key: Key, col: _Collection) -> None:
         held, col.held = col.held, []
         if col.widened:
-            held = self._novel_first(held)
+            held = self._novel_first(held, key)
         for u, referer in held:
             if u in self.queued:
                 continue
@@ -1160,15 +1160,16 @@ class Harvest:
                 and not any(c in self.targets for c in seen))
 
     def _menu_place(self, entry: Entry) -> Place | None:
-        """``entry``'s place in its collection's list when the list has the length the collection's list
-        has on most pages holding it: a menu, whose items keep their place from page to page."""
+        """``entry``'s place in its collection's list when that is a menu (:meth:`_in_menu`)."""
         place = self.place_of.get(entry.url)
-        if place is None or place[0] != entry.key:
-            return None
-        lengths = self.list_lengths.get(entry.key, Counter())
-        if not lengths or 2 * lengths[place[2]] < sum(lengths.values()) or lengths[place[2]] < max(lengths.values()):
-            return None
-        return place
+        return place if place is not None and place[0] == entry.key and self._in_menu(place) else None
+
+    def _in_menu(self, place: Place) -> bool:
+        """Is ``place``'s list of the length its collection's list has on most pages holding it: a menu,
+        whose items keep their place from page to page?"""
+        lengths = self.list_lengths.get(place[0], Counter())
+        return bool(lengths) and 2 * lengths[place[2]] >= sum(lengths.values()) \
+            and lengths[place[2]] >= max(lengths.values())
 
     def skipped(self, entry: Entry) -> bool:
         """Is ``entry`` of a collection found dead?  (Not of one this plan has not heard of yet: a shared
@@ -1204,7 +1205,7 @@ class Harvest:
                     self._push(entry.url, key, referer)
                     break
 
-    def _novel_first(self, held: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _novel_first(self, held: list[tuple[str, str]], key: Key | None = None) -> list[tuple[str, str]]:
         """``held`` URLs linked by the fewest collections first: a URL that only this collection links leads
         where the harvest has not been more likely than one other pages link too — geos's source listings
         of classes no page fetched links are listed by their directory page alone.  Among as many, those in
@@ -1213,9 +1214,31 @@ class Harvest:
         no other page links are in ``qtxml/``; at random 20 probes among ~170 missed them, 0.984 of the
         members pages in replay, 1.000 so).  Then in an order fixed by the URL's checksum, so that probes
         sample the whole collection rather than its head (the first directories of geos list the source
-        files that hold no class)."""
-        return sorted(held, key=lambda h: (self.sightings[h[0]], self.fetched_in[_folder(h[0])],
-                                           zlib.crc32(h[0].encode("utf-8", "replace"))))
+        files that hold no class).  With ``key``, among as many sightings, a URL at a menu place of it
+        whose pages paid first, one at a place whose pages never did last (:meth:`_place_bet`): Haddock's
+        page menu holds ~100 source pages beside the one package contents page that leads on."""
+        def rank(h: tuple[str, str]) -> tuple:
+            return (self.sightings[h[0]], self._place_bet(key, h[0]), self.fetched_in[_folder(h[0])],
+                    zlib.crc32(h[0].encode("utf-8", "replace")))
+
+        return sorted(held, key=rank)
+
+    def _place_bet(self, key: Key | None, url: str) -> int:
+        """How a menu's place bets on ``url``: 0, at a place of ``key``'s menu (:meth:`_menu_place`) whose
+        pages paid; 2, at one from which LIST_EVIDENCE pages were fetched, none paying; 1, anywhere else."""
+        place = self._menu_place(Entry(url, key, None, True)) if key is not None else None
+        if place is None:
+            return 1
+        if self.place_paid[place]:
+            return 0
+        seen = self.place_outcomes.get(place)
+        return 2 if seen is not None and sum(seen.values()) >= LIST_EVIDENCE else 1
+
+    def _menu_paid(self, key: Key) -> bool:
+        """Is ``key`` a menu of two links or more one of whose places paid (:meth:`_place_bet`)?"""
+        lengths = self.list_lengths.get(key, Counter())
+        return any(n > 1 and self._in_menu((key, 0, n)) and any(self.place_paid[(key, i, n)] for i in range(n))
+                   for n in lengths)
 
     def _probe(self) -> Entry | None:
         """An URL of a collection being explored, when the budget allows (a re-checked one: its URLs that
@@ -1225,7 +1248,7 @@ class Harvest:
         for key in list(self._exploring):
             col = self.collections[key]
             if col.decision == RECHECK and col.probes == 0:
-                col.held = self._novel_first(col.held)
+                col.held = self._novel_first(col.held, key)
             limit = RECHECK_PAGES if col.decision == RECHECK else PROBE_PAGES
             while col.decision in (EXPLORE, RECHECK) and col.held and col.probes < limit:
                 u, referer = col.held.pop(0)
@@ -1264,7 +1287,11 @@ class Harvest:
         (geos: the class pages' links to their own source files, 16 fetched and none useful, took the 20
         probes of the round that also opened the source listings' links to their directories, whose pages
         fill the directories' file lists -- closed by the dead rule, re-checked in the next round with
-        6 pages of budget left: 0.920; so 1.000).
+        6 pages of budget left: 0.920; so 1.000).  Not a menu one of whose places paid
+        (:meth:`_place_bet`): its pages showed something there, and it ranks with the collections never
+        sampled (Haddock's page menu, skipped after its source pages, holds the package contents page that
+        alone leads to 192 of Cabal's modules: in the last round, behind three collections never sampled
+        that took the budget, 0.846 of ghc's module pages in replay; so 0.980).
 
         A collection is re-checked once, and only if it holds URLs no other collection of a fetched
         page links: one whose URLs other pages offer too leads nowhere they did not (the demo's
@@ -1292,10 +1319,11 @@ class Harvest:
             # (its listing, its source file), and leads next to ground the harvest covered
             far = sum(1 for u in novel if not self.target_linked[u])
             if novel:
-                # sampled, and all it holds target pages link: its pages showed nothing, and its URLs lie
-                # next to ground the harvest covered -- re-checked last
-                tier = col.decision if far or not col.fetched else COVERED
-                ranked[tier].append((col.fetched > 0, nearest, -far, -len(novel), key))
+                # sampled, and all it holds target pages link: its pages showed nothing (at no place of a
+                # menu), and its URLs lie next to ground the harvest covered -- re-checked last
+                paid_place = self._menu_paid(key)
+                tier = col.decision if far or not col.fetched or paid_place else COVERED
+                ranked[tier].append((col.fetched > 0 and not paid_place, nearest, -far, -len(novel), key))
         # skipped collections first; the URLs a followed collection held back (predicted of a class
         # farther away: ghc's user guide, which alone links one library's modules) once none is left
         chosen = ranked[SKIP] or ranked[FOLLOW] or ranked[COVERED]
