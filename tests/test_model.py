@@ -223,6 +223,20 @@ def test_untried_counts_collections_more_than_one_page_of_a_class_shows():
     assert f.untried(size) == 2  # nav (2 pages) and menu (1 of 1); not the one page's own tree
 
 
+def test_a_collection_few_pages_of_a_class_show_holds_no_stop_untried():
+    """A note block on 2 of 10 reference pages is those pages' content, not the class's template: it
+    does not hold the stop (erl_docgen's notes and warnings did, check after check); the same block on
+    3 of the 10 (FINGERPRINT_OCCURRENCE) is the template's and holds it until tried."""
+    def held(pages_with_note: int) -> int:
+        f = Frontier("densest", batch_size=3)
+        for i in range(10):
+            f.add_links(0, {"nav": ["home"], **({"note": [f"n{i}"]} if i < pages_with_note else {})})
+        return f.untried(sizes({0: 10}))
+
+    assert held(2) == 1  # nav only
+    assert held(3) == 2
+
+
 def test_a_collection_known_to_lead_to_one_class_holds_no_stop_untried():
     """Refinement merged class 1 into class 0: the path both showed learnt, on class 1, that it leads to
     class 2; never tried under class 0, it ranks as saturated and would hold the stop as untried, popped

@@ -35,6 +35,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
+from structcrawl.core.model import FINGERPRINT_OCCURRENCE
+
 STRATEGIES = ("densest", "sparsest")
 
 
@@ -329,9 +331,14 @@ class Frontier:
 
     def untried(self, class_size: Callable[[int], int], found_before: int | None = None) -> int:
         """Collections with pending URLs that were never tried, found on two pages of their
-        class or more (or on its only page): a collection one page of a larger class shows
-        is that page's own (erl_docgen pages each carry their application's whole
-        navigation tree), and a site has as many of them as it has pages.  Not one known to
+        class or more (or on its only page) and on ``FINGERPRINT_OCCURRENCE`` of them: a
+        collection one page of a larger class shows is that page's own (erl_docgen pages each
+        carry their application's whole navigation tree), and a site has as many of them as
+        it has pages; one a few pages show is their content, not the class's template (the
+        share at which UXClust counts a path as the template's, §3.3): the notes, warnings and
+        lists of a few of erl_docgen's reference pages, each a collection of 2-10 of 45-110
+        pages, held Erlang's stop check after check (densest, 64 URLs in flight: 31.8 % ->
+        19.1 % of the site, F* 0.882 -> 0.880; docs/design.md, item 25).  Not one known to
         lead to one class (``saturated``: what the same path of a class merged into this one
         learnt): it ranks last, and held the stop of Python's Sphinx manual (densest, 32 URLs
         in flight: 82.6 % -> 77.0 % of the site fetched, the 47 other offline rows unchanged).  With
@@ -341,8 +348,9 @@ class Frontier:
                    if self._holds_stop(c, class_size, found_before) and self._pending(c))
 
     def _holds_stop(self, coll: Collection, class_size: Callable[[int], int], found_before: int | None) -> bool:
+        size = class_size(coll.source)
         return (not coll.tried and not self.saturated(coll) and (found_before is None or coll.seq < found_before)
-                and coll.pages >= min(2, class_size(coll.source)))
+                and coll.pages >= max(min(2, size), FINGERPRINT_OCCURRENCE * size))
 
     def mark(self) -> int:
         """A point in the order collections are found in (see ``untried``)."""
