@@ -129,3 +129,20 @@ def test_a_lagging_reference_waits_for_growth_and_follows_class_changes():
     model.merge_classes(0, 1)
     merged = model.reference(lagging=True)
     assert merged is not lagging and {c for counts in merged.sets.values() for c in counts} == set(model.classes)
+
+
+def test_a_page_whose_known_links_are_too_few_for_any_class_is_placed_by_its_elements():
+    """A command page whose synopsis links nothing (Haddock's modules that only re-export others): its
+    links are all known, but so few of its class's that it codes shorter as a class of its own -- "no
+    class" by the link code alone.  Its element paths still show the template, and place it; a page
+    with a link path the model never saw stays unclassed (a new type is what that looks like)."""
+    def links(name):
+        return tuple(f"{name}{i}/a" for i in range(8))
+
+    model = model_of([sections(6, links=links("xref")), commands(6, links=("seealso/a", *links("opt"))),
+                      [page(f"index{i}", INDEX, *links("letter")) for i in range(3)]])
+    few = commands(1, "few", links=("seealso/a",))[0]
+    assert model.classify(few.schema, few.url_count)[0] is None  # the link code alone
+    assert model.classify(few.schema, few.url_count, few.element_paths)[0] == 1
+    unknown = few.schema | {"never/a"}
+    assert model.classify(unknown, few.url_count + 1, few.element_paths)[0] is None

@@ -592,6 +592,10 @@ class SiteModel:
         ``element_paths``, goes where they place it (``structcrawl.core.placement``),
         or, placed nowhere, with the members likewise placed nowhere that are nearest it, once
         there are ``CHROME_CLASSES`` classes; the model's regroup places such members alike.
+        A page every link path of which the model knows, but so few of its nearest class's
+        that it codes shorter alone, goes where its element paths place it, if anywhere:
+        Haddock's modules that only re-export others show the module template with three
+        link paths (25 of ghc's 1,247 module pages were "no class", docs/design.md item 26).
         ``lagging``: the placement may lag the model's latest pages (``reference``).
         """
         total = len(self.pages)
@@ -612,7 +616,13 @@ class SiteModel:
         spell = math.log2(max(2, len(known) + len(schema) - len(seen)))
         cost += (len(schema) - len(seen)) * spell
         alone = len(schema) * spell + math.log2(total + 1)
-        return (best, cost) if cost <= alone else (None, alone)
+        if cost <= alone:
+            return best, cost
+        if element_paths and len(seen) == len(schema) and len(self.classes) >= CHROME_CLASSES:
+            placed = self.reference(lagging).nearest(element_paths)
+            if placed is not None:
+                return placed, class_code_length(seen, self.classes[placed], total)
+        return None, alone
 
     def _nearest_class(self, schema: frozenset[str]) -> int:
         best = self._nearest.get(schema)
