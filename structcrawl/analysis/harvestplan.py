@@ -1226,8 +1226,8 @@ class Harvest:
     def _place_bet(self, key: Key | None, url: str) -> int:
         """How a menu's place bets on ``url``: 0, at a place of ``key``'s menu (:meth:`_menu_place`) whose
         pages paid; 2, at one from which LIST_EVIDENCE pages were fetched, none paying; 1, anywhere else."""
-        place = self._menu_place(Entry(url, key, None, True)) if key is not None else None
-        if place is None:
+        place = self.place_of.get(url)
+        if key is None or place is None or place[0] != key or not self._in_menu(place):
             return 1
         if self.place_paid[place]:
             return 0
