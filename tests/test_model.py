@@ -625,6 +625,46 @@ def test_the_model_a_crawl_stops_with_is_refined():
     assert [(x.kept, x.merged) for x in stopped.merges] == [(0, 1)]
 
 
+def test_a_merge_approved_at_two_checks_in_a_row_is_made_at_the_second():
+    """A pair refinement approves waits for no schedule once the next check approves it
+    again (ghc's two module classes were mispredicted for three checks); approved at one
+    check only it is not made there (QDoc's first two class pages went into the overview
+    pages' class at 53 pages), nor with a class of fewer than ``CONFIRMED_MERGE_PAGES``."""
+    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES, Explorer
+
+    frame = [f"html/body/div{i}" for i in range(10)]
+    shared = {"nav", "exports", "summary", "see-also"}
+
+    def explorer(chapters: int) -> Explorer:
+        m = SiteModel()
+        m._add_to(m.new_class(), [Page(f"ref{i}", frozenset(shared | {"types"}), 5, frozenset(frame))
+                                  for i in range(12)])
+        m._add_to(m.new_class(), [Page(f"ch{i}", frozenset(shared | {"toc"}), 5, frozenset(frame[:8]))
+                                  for i in range(chapters)])
+        for k in range(3):  # other types: what the two share is more than the site's chrome
+            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
+                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
+        ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
+        ex.model = m
+        ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
+        ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+        ex.order = [u for cls in m.classes.values() for u in cls.members]
+        ex.predicted = {u: m.page_class[u] for u in ex.order}
+        ex._refined_at = (frozenset(m.classes), len(m.pages))  # refined a moment ago: not due
+        return ex
+
+    ex = explorer(chapters=CONFIRMED_MERGE_PAGES)
+    ex.check()
+    assert ex.model.page_class["ref0"] != ex.model.page_class["ch0"] and not ex.merges
+    ex.check()
+    assert ex.model.page_class["ref0"] == ex.model.page_class["ch0"]
+    assert [(x.kept, x.merged) for x in ex.merges] == [(0, 1)]
+    small = explorer(chapters=CONFIRMED_MERGE_PAGES - 1)
+    small.check()
+    small.check()
+    assert small.model.page_class["ref0"] != small.model.page_class["ch0"] and not small.merges
+
+
 def test_a_template_with_many_optional_sections_nests_by_its_share():
     """Nested cores allow one optional section each way, or a quarter of the smaller core's
     sections beyond the chrome where it has many (rustdoc's module pages: one section per

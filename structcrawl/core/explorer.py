@@ -29,6 +29,9 @@ from structcrawl.core.urls import normalize_url
 #: every CHECK_SHARE of them instead: every 25 pages made a crawl O(pages²) (29,466 demo pages modelled:
 #: model steps 187 s of 436 s, the structure spider at 0.80 × a plain CrawlSpider).
 CHECK_SHARE = 0.02
+#: Pages each class of a pair needs for a check to merge it (``Explorer._refine_confirmed``): the
+#: refiner's fingerprints read off fewer pages (30 % of them) are a page or two's.
+CONFIRMED_MERGE_PAGES = 10
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,8 @@ class Explorer:
         self._found_at_check = 0  #: ``Frontier.mark()`` at the last check
         self.merges: list[Merge] = []
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
+        #: class pairs refinement approved at the last check (``_refine_confirmed``)
+        self._approved: set[tuple[int, int]] = set()
         self.links: dict[str, dict[str, tuple[str, ...]]] = {}  #: modelled page -> its collections
         self.tag_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its tag paths (fingerprints)
         self.element_paths: dict[str, frozenset[str]] = {}  #: modelled page -> its element paths (placement)
@@ -227,6 +232,8 @@ class Explorer:
         if self.recluster:
             self._recluster()
         self._regroup()
+        if self.refiner:
+            self._refine_confirmed()
         before, checked_pages = self._checked
         now = self.model.page_class
         new = self.order[checked_pages:]
@@ -293,6 +300,26 @@ class Explorer:
                                for u in self.order), self.model.page_class, self.aliases)
         if self.refiner:
             self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
+            self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
+
+    def _refine_confirmed(self) -> None:
+        """Merge the class pairs refinement approves at this check and approved at the previous
+        one, each class holding ``CONFIRMED_MERGE_PAGES`` pages or more.  A pair approved between
+        refinements waited for the next one ``_refine_due`` allows: ghc's two module classes,
+        approved from 516 pages on, merged at 600, and the module pages arriving meanwhile were
+        mispredicted (densest, 64 URLs in flight: the stop at 26.6 % of the site, now 20.4 %).
+        A pair approved once is no evidence: merged at once, QDoc's first two-page groups of
+        class pages went into the overview pages' class at 53 pages (qtbase sparsest 0.927 ->
+        0.613); a small class approved twice may be a mixture (commons-math3's 7 pages, four
+        interfaces with the overview and a chrome-only stub, took the stubs into the class
+        pages: 0.990 -> 0.814).  docs/design.md, item 27."""
+        pairs = self.refiner.pairs(self.model, self.frontier)
+        classes = self.model.classes
+        confirmed = [(a, b, sim) for a, b, sim in pairs if (a, b) in self._approved
+                     and min(classes[a].size, classes[b].size) >= CONFIRMED_MERGE_PAGES]
+        self._approved = {p[:2] for p in pairs}
+        if confirmed:
+            self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates, confirmed))
             self._refined_at = (frozenset(self.model.classes), len(self.model.pages))
 
     def _refine_due(self) -> bool:

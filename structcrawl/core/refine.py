@@ -207,9 +207,12 @@ class Refiner:
             counts = model.classes[a].path_counts + model.classes[b].path_counts
         return told_apart_group(schemas, counts, chrome) is not None
 
-    def refine(self, model: SiteModel, frontier: Frontier, update: int) -> list[Merge]:
-        """Merge every approved pair, transitively (union-find); the oldest class id is kept."""
-        pairs = self.pairs(model, frontier)
+    def refine(self, model: SiteModel, frontier: Frontier, update: int,
+               pairs: list[tuple[int, int, float]] | None = None) -> list[Merge]:
+        """Merge every approved pair (or those of ``pairs``), transitively (union-find); the
+        oldest class id is kept."""
+        if pairs is None:
+            pairs = self.pairs(model, frontier)
         if not pairs:
             return []
         uf: UnionFind[int] = UnionFind()
