@@ -85,7 +85,8 @@ class Explorer:
       pages fetched for ``batch`` (features; failures just missing, their URLs
       in ``failed``): candidate selection, model update, links into the
       frontier, refinement when due, a prediction check every ``check_pages``
-      pages (every ``CHECK_SHARE`` of the pages modelled, once that is more).
+      pages (every ``CHECK_SHARE`` of the pages modelled, once that is more),
+      which also makes the merges refinement approved at two checks in a row.
       Sets ``stable`` when the stop rule fires.
     * ``redirected(requested, final)``: before ``complete``, for each redirect.
     * ``replay(batch, pages, failed)``: re-run a stored completed batch; the
