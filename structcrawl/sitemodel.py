@@ -331,8 +331,9 @@ def model_document(
         "classes": classes,
         "class_links": links,
         # where classification places a page whose links are all the site's chrome: the distinct tag-path
-        # sets of the members with links beyond it, with their classes (structcrawl.core.placement)
-        "placement": placement_document(model.reference(), model.unplaced()),
+        # sets of the members with links beyond it and of those without, with their classes
+        # (structcrawl.core.placement)
+        "placement": placement_document(model.reference(), model.bare()),
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
         # the template ids kept in collection paths ("place#id", structcrawl.core.spelling) and the
@@ -595,7 +596,7 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     placing = document.get("placement")  # models written before it place no page by its tag paths
     if placing is not None:
         _expect(_placement_ok(placing, infos), source,
-                "malformed 'placement' (expected paths: [strings], sets and unplaced: [{paths: [indices], "
+                "malformed 'placement' (expected paths: [strings], sets and bare: [{paths: [indices], "
                 "classes: [[class id, pages]]}] naming listed classes)")
         model.set_references(*placement_from_document(placing))
     mdl = document["mdl"]
@@ -609,7 +610,7 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
 
 def _placement_ok(doc: Any, classes: Mapping[int, ClassInfo]) -> bool:
     if not (isinstance(doc, dict) and isinstance(doc.get("paths"), list)
-            and isinstance(doc.get("sets"), list) and isinstance(doc.get("unplaced"), list)):
+            and isinstance(doc.get("sets"), list) and isinstance(doc.get("bare", doc.get("unplaced")), list)):
         return False
     n = len(doc["paths"])
     return all(isinstance(p, str) for p in doc["paths"]) and all(
@@ -617,7 +618,7 @@ def _placement_ok(doc: Any, classes: Mapping[int, ClassInfo]) -> bool:
         and all(isinstance(i, int) and 0 <= i < n for i in e["paths"])
         and all(isinstance(c, list) and len(c) == 2 and c[0] in classes and isinstance(c[1], int) and c[1] > 0
                 for c in e["classes"])
-        for e in doc["sets"] + doc["unplaced"])
+        for e in doc["sets"] + doc.get("bare", doc.get("unplaced")))
 
 
 def rebuild_site_model(costs: Costs, specs: Iterable[Mapping[str, Any]]) -> SiteModel:

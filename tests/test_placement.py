@@ -79,14 +79,57 @@ def test_the_regroup_places_chrome_only_members_and_keeps_the_unplaceable_togeth
         assert placed.classify(p.schema, p.url_count, p.element_paths)[0] == assignment[p.url]
 
 
+def test_two_kinds_of_chrome_only_pages_placed_in_one_class_are_two_classes():
+    """QDoc's licence notices and its example pages without a link of their own: the pages with
+    links place both near the examples, but each kind is nearest its own kind, and the two are
+    apart by their element paths.  The kind the class held stays; the other is a class of its
+    own, which the next regroup keeps, and classification follows."""
+    content = ("html/body/div.content", "html/body/div.content/h2", "html/body/div.content/span.subtitle",
+               "html/body/div.content/div.descr", "html/body/div.content/div.descr/a")
+    example = SKELETON + content + ("html/body/div.content/p", "html/body/div.content/p.centerAlign",
+                                    "html/body/div.content/p.centerAlign/img")
+    licence = SKELETON + content + ("html/body/div.content/div.descr/pre.cpp.plain",)
+    rich = [page(f"example{i}", example, "xref/a") for i in range(6)]
+    bare_examples = [page(f"bare-example{i}", example) for i in range(3)]
+    licences = [page(f"licence{i}", licence) for i in range(4)]
+    model = model_of([rich + bare_examples, commands(6), indices(3), licences])
+    reference = PathReference.of_pages([(p.element_paths, 0) for p in rich] + [(p.element_paths, 1)
+                                                                               for p in commands(6)])
+    assert reference.nearest(frozenset(licence)) == 0  # by the pages with links: an example
+    assignment = regroup(model) or dict(model.page_class)
+    assert {assignment[p.url] for p in bare_examples} == {0}
+    (kept,) = {assignment[p.url] for p in licences}
+    assert kept not in (0, 1, 2)
+    regrouped = SiteModel.from_assignment(list(model.pages.values()), assignment, Costs())
+    again = regroup(regrouped) or assignment
+    assert all(again[u] == c for u, c in assignment.items())  # the licences' class stays as it is
+    chrome = frozenset(CHROME)
+    assert regrouped.classify(chrome, 2, frozenset(licence))[0] == kept
+    assert regrouped.classify(chrome, 2, frozenset(example))[0] == 0
+
+
+def test_a_kind_of_chrome_only_pages_goes_as_one():
+    """Single linkage at the placement's similarity: a chain of pages each like the next is one
+    kind, a page like none of them another."""
+    from structcrawl.core.placement import similar_groups
+
+    base = ("html", "html/body")
+    chain = [frozenset(base + tuple(f"html/body/p{j}" for j in range(i, i + 4))) for i in range(3)]
+    other = frozenset(base + ("html/body/pre", "html/body/pre/span"))
+    assert similar_groups(chain + [other]) == [[0, 1, 2], [3]]
+    assert similar_groups([chain[0], chain[2]]) == [[0], [1]]  # the middle page made them one
+
+
 def test_the_references_travel_in_a_document():
     ref = PathReference.of_pages([(frozenset(SECTION), 0), (frozenset(SECTION), 2), (frozenset(SECTION), 0),
                                      (frozenset(COMMAND), 1)])
-    unplaced = PathReference.of_pages([(frozenset(SKELETON + ("html/body/div.msg/p",)), 3)])
-    back, back_unplaced = from_document(to_document(ref, unplaced))
-    assert back.sets == ref.sets and back.skeleton == ref.skeleton and back_unplaced.sets == unplaced.sets
+    bare = PathReference.of_pages([(frozenset(SKELETON + ("html/body/div.msg/p",)), 3)])
+    back, back_bare = from_document(to_document(ref, bare))
+    assert back.sets == ref.sets and back.skeleton == ref.skeleton and back_bare.sets == bare.sets
     assert back.nearest(frozenset(SECTION)) == 0  # the class holding most pages of the set
-    assert to_document(back, back_unplaced) == to_document(ref, unplaced)
+    assert to_document(back, back_bare) == to_document(ref, bare)
+    older = {"unplaced" if k == "bare" else k: v for k, v in to_document(ref, bare).items()}
+    assert from_document(older)[1].sets == bare.sets  # a model written before the key was renamed
 
 
 def test_class_tokens_tell_apart_pages_of_the_same_tags():

@@ -322,7 +322,7 @@ class SiteModel:
         #: needed after a change (``chrome``, ``reference``; or read from a model file)
         self._chrome: set[str] | None = None
         self._reference: PathReference | None = None
-        self._unplaced: PathReference | None = None
+        self._bare: PathReference | None = None
         #: the class ids, chrome and page count ``_reference`` was built on; whether no page came since
         self._reference_built: tuple[frozenset[int], frozenset[str], int] = (frozenset(), frozenset(), 0)
         self._reference_current = False
@@ -512,7 +512,7 @@ class SiteModel:
         a.schema_total += b.schema_total
         a.url_total += b.url_total
         a.tag_counts.update(b.tag_counts)
-        self._chrome = self._reference = self._unplaced = None
+        self._chrome = self._reference = self._bare = None
         for url in b.members:
             self.page_class[url] = keep
         self._nearest.clear()
@@ -540,7 +540,7 @@ class SiteModel:
             self._reference = PathReference.of_pages(
                 (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
                 if not page.schema <= chrome)
-            self._unplaced = None
+            self._bare = None
             self._reference_built = (frozenset(self.classes), frozenset(chrome), len(self.pages))
             self._reference_current = True
         return self._reference
@@ -550,20 +550,20 @@ class SiteModel:
         return (len(self.pages) <= (1 + REFERENCE_LAG) * built_pages and ids == self.classes.keys()
                 and built_chrome == chrome)
 
-    def unplaced(self, lagging: bool = False) -> PathReference:
-        """The element paths of the members whose links are all the chrome and that ``reference``
-        places nowhere, by class: where a page it places nowhere goes (the stubs together)."""
-        reference = self.reference(lagging)
-        if self._unplaced is None:
+    def bare(self, lagging: bool = False) -> PathReference:
+        """The element paths of the members whose links are all the chrome, by class: where a page
+        like them goes first (its kind, which the regroup placed; ``split._place_bare``)."""
+        self.reference(lagging)  # built on the same pages: rebuilt with it
+        if self._bare is None:
             chrome = self.chrome()
-            self._unplaced = PathReference.of_pages(
+            self._bare = PathReference.of_pages(
                 (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
-                if page.schema <= chrome and reference.nearest(page.element_paths) is None)
-        return self._unplaced
+                if page.schema <= chrome)
+        return self._bare
 
-    def set_references(self, reference: PathReference, unplaced: PathReference) -> None:
+    def set_references(self, reference: PathReference, bare: PathReference) -> None:
         """Use these (read from a model file, which does not keep its members' pages)."""
-        self._reference, self._unplaced = reference, unplaced
+        self._reference, self._bare = reference, bare
         self._reference_current = True
 
     def classify(self, schema: frozenset[str], url_count: int = 0, element_paths: frozenset[str] | None = None,
@@ -589,9 +589,10 @@ class SiteModel:
         page there (a loose class's member could otherwise be answered "no class": 3 of the
         Doxygen namespace pages in one crawl, its classification agreeing with the model on
         98.7 % of the members).  A page whose links are all the site's chrome, given its
-        ``element_paths``, goes where they place it (``structcrawl.core.placement``),
-        or, placed nowhere, with the members likewise placed nowhere that are nearest it, once
-        there are ``CHROME_CLASSES`` classes; the model's regroup places such members alike.
+        ``element_paths``, goes with the nearest such member (``structcrawl.core.placement``),
+        else where the members with links of their own place it, else with the nearest such
+        member however far, once there are ``CHROME_CLASSES`` classes; the model's regroup
+        placed such members by kind (``split._place_bare``).
         A page every link path of which the model knows, but so few of its nearest class's
         that it codes shorter alone, goes where its element paths place it, if anywhere:
         Haddock's modules that only re-export others show the module template with three
@@ -604,9 +605,11 @@ class SiteModel:
         known = self.known_paths
         seen = frozenset(p for p in schema if p in known)
         if element_paths and len(self.classes) >= CHROME_CLASSES and schema <= self.chrome():
-            placed = self.reference(lagging).nearest(element_paths)
+            placed = self.bare(lagging).nearest(element_paths)
             if placed is None:
-                placed = self.unplaced(lagging).nearest(element_paths, least=0.0)
+                placed = self.reference(lagging).nearest(element_paths)
+            if placed is None:
+                placed = self.bare(lagging).nearest(element_paths, least=0.0)
             if placed is not None:
                 return placed, class_code_length(seen, self.classes[placed], total)
         best = self._nearest_class(seen)

@@ -8,9 +8,12 @@ class of its nearest modelled page *with* links of its own: 1-nearest-neighbour
 by Jaccard similarity of *element paths* (every element's root path, each step
 its tag and class tokens normalised as in collection paths, ids dropped, runs
 folded; ``PageFeatures.element_paths``), kept when the similarity reaches
-``PLACE_SIMILARITY``.  A page near no such page goes with the likewise
-unplaced chrome-only pages nearest it (stubs stay together, where the model
-gathered them), else where the link code puts it.
+``PLACE_SIMILARITY``.  The model's chrome-only members are grouped by kind
+first (``similar_groups``: single linkage at the same similarity) and each
+group placed as a whole, one group to a class (``split._place_bare``); a page
+like one of them goes where it is, a page near no such page goes with the
+chrome-only members nearest it (stubs stay together, where the model gathered
+them), else where the link code puts it.  docs/design.md, items 23 and 28.
 
 Class tokens, not bare tags: QDoc's licence pages have three tag paths beyond
 the skeleton, all on its overview pages, and joined them; their classes tell
@@ -26,9 +29,11 @@ in docs/design.md, item 23.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from structcrawl.core.unionfind import UnionFind
 
 #: A path on this share of the reference pages or more is the site's skeleton, left out.
 SKELETON_SHARE = 0.99
@@ -36,6 +41,8 @@ SKELETON_SHARE = 0.99
 PLACE_SIMILARITY = 0.5
 #: Answers kept per reference (pages of one template share their set; a long harvest meets many).
 MEMO_SETS = 4096
+#: Rows of the similarity matrix ``similar_groups`` holds at once.
+GROUP_ROWS = 512
 
 
 class PathReference:
@@ -89,9 +96,20 @@ class PathReference:
             self._memo[key] = self._nearest(page_paths, least)
         return self._memo[key]
 
+    def nearest_similarity(self, page_paths: frozenset[str]) -> tuple[int | None, float]:
+        """(``nearest``'s class, its similarity) — (None, similarity) when under PLACE_SIMILARITY."""
+        if not self._rows or not page_paths:
+            return None, 0.0
+        best, sim = self._best(page_paths)
+        return (self._classes[best] if sim >= PLACE_SIMILARITY else None), sim
+
     def _nearest(self, page_paths: frozenset[str], least: float) -> int | None:
         if not self._rows or not page_paths:
             return None
+        best, sim = self._best(page_paths)
+        return self._classes[best] if sim >= least else None
+
+    def _best(self, page_paths: frozenset[str]) -> tuple[int, float]:
         cols = [self._index[p] for p in page_paths if p in self._index]
         size = sum(1 for p in page_paths if p not in self.skeleton)
         shared = self._matrix[:, cols].sum(axis=1) if cols else np.zeros(len(self._rows), dtype=int)
@@ -99,27 +117,56 @@ class PathReference:
         sim = np.where(union > 0, shared / np.maximum(union, 1), 1.0)
         top = np.flatnonzero(sim == sim.max())
         best = int(top[np.argmax(self._weights[top])])  # argmax: the first of equal weights
-        return self._classes[best] if sim[best] >= least else None
+        return best, float(sim[best])
 
 
-def to_document(reference: PathReference, unplaced: PathReference) -> dict:
+def similar_groups(path_sets: Sequence[frozenset[str]], pages: Sequence[int] | None = None,
+                   least: float = PLACE_SIMILARITY) -> list[list[int]]:
+    """The indices of ``path_sets`` (distinct sets, ``pages`` having each; one when None) grouped
+    by single linkage: two sets within ``least`` of each other (Jaccard, the paths on
+    ``SKELETON_SHARE`` of the pages or more left out, as ``PathReference`` compares) are in one
+    group.  Groups in order of their first index, each in index order.  O(sets² × paths) time."""
+    pages = [1] * len(path_sets) if pages is None else pages
+    occurs: Counter = Counter()
+    for paths, n in zip(path_sets, pages):
+        for p in paths:
+            occurs[p] += n
+    skeleton = {p for p, n in occurs.items() if n >= SKELETON_SHARE * sum(pages)}
+    index = {p: i for i, p in enumerate(sorted(set(occurs) - skeleton))}
+    matrix = np.zeros((len(path_sets), len(index)), dtype=np.float32)  # BLAS: exact below 2**24 paths
+    for r, paths in enumerate(path_sets):
+        matrix[r, [index[p] for p in paths if p in index]] = 1
+    sizes = matrix.sum(axis=1)
+    groups = UnionFind(range(len(path_sets)))
+    for start in range(0, len(path_sets), GROUP_ROWS):  # GROUP_ROWS × sets at a time, not sets²
+        shared = matrix[start:start + GROUP_ROWS] @ matrix.T
+        union = sizes[start:start + GROUP_ROWS, None] + sizes[None, :] - shared
+        near = np.where(union > 0, shared / np.maximum(union, 1), 1.0) >= least
+        for a, b in zip(*np.nonzero(near)):
+            if start + a < b:
+                groups.union(int(start + a), int(b))
+    return groups.groups()
+
+
+def to_document(reference: PathReference, bare: PathReference) -> dict:
     """JSON-ready: every path once (sorted); the sets of each reference as indices into them,
     with their class counts (``[class id, pages]``)."""
-    every = sorted({p for ref in (reference, unplaced) for s in ref.sets for p in s})
+    every = sorted({p for ref in (reference, bare) for s in ref.sets for p in s})
     index = {p: i for i, p in enumerate(every)}
 
     def sets(ref: PathReference) -> list[dict]:
         return sorted(({"paths": sorted(index[p] for p in s),
                         "classes": [[int(c), int(n)] for c, n in sorted(ref.sets[s].items())]} for s in ref.sets),
                       key=lambda e: e["paths"])
-    return {"paths": every, "sets": sets(reference), "unplaced": sets(unplaced)}
+    return {"paths": every, "sets": sets(reference), "bare": sets(bare)}
 
 
 def from_document(doc: Mapping) -> tuple[PathReference, PathReference]:
-    """(reference, unplaced) of a ``to_document`` object."""
+    """(reference, bare) of a ``to_document`` object (``unplaced``: a model written before the
+    regroup placed chrome-only pages by kind, which kept only those placed nowhere)."""
     every = doc["paths"]
 
     def ref(sets: list) -> PathReference:
         return PathReference({frozenset(every[i] for i in e["paths"]): {int(c): int(n) for c, n in e["classes"]}
                                  for e in sets})
-    return ref(doc["sets"]), ref(doc["unplaced"])
+    return ref(doc["sets"]), ref(doc["bare"] if "bare" in doc else doc["unplaced"])

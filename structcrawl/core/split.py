@@ -30,9 +30,10 @@ evidence is there (``regroup``):
   was classified there (stubs apart F* 0.950; 0.992 with this rule).  A
   class of such pages in turn asks least of any page: its members with
   links of their own that share a section leave it (``_return_rich``;
-  docs/design.md, item 18).  Then each such page goes where its element
-  paths place it among the pages with links (``_place_bare``, item 23): DocBook
-  sections without a link of their own are sections, not stubs.
+  docs/design.md, item 18).  Then each kind of such pages goes where its
+  element paths place it among the pages with links (``_place_bare``, item 23):
+  DocBook sections without a link of their own are sections, not stubs; two
+  kinds placed in one class are two classes (item 28).
 * **A lone twin.**  The code sees a page by its schema only; a page whose
   very schema two or more pages of another class have, and no other page
   of its own class, was placed on another model, and joins them
@@ -58,7 +59,7 @@ from structcrawl.core.model import (
     told_apart_group,
     with_links_of_their_own,
 )
-from structcrawl.core.placement import PathReference
+from structcrawl.core.placement import PathReference, similar_groups
 from structcrawl.core.recluster import class_bits
 from structcrawl.core.refine import nested
 from structcrawl.core.unionfind import jaccard
@@ -250,7 +251,8 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     if len(model.classes) >= CHROME_CLASSES:
         next_id, moved_bare = _gather_bare(model, assignment, chrome, next_id)
         changed = _return_rich(model, assignment, chrome, next_id) or moved_bare or changed
-        changed = _place_bare(model, assignment, chrome) or changed
+        next_id, placed = _place_bare(model, assignment, chrome, next_id)
+        changed = placed or changed
     changed = _join_lone_twins(model, assignment, chrome) or changed
     return assignment if changed else None
 
@@ -320,23 +322,60 @@ def _gather_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str],
     return next_id, moved
 
 
-def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str]) -> bool:
-    """Every page whose links are all the site's ``chrome`` goes where its element paths place it
-    among the pages with links of their own, in their classes of ``assignment``
-    (``structcrawl.core.placement``), as ``SiteModel.classify`` answers for it; pages near no
-    such page stay (the gathered class of them); True when some moved."""
+def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], next_id: int) -> tuple[int, bool]:
+    """Pages whose links are all the site's ``chrome``, grouped by kind (their element paths,
+    ``placement.similar_groups``: single linkage at ``PLACE_SIMILARITY``), go a kind at a time
+    where the element paths of the pages with links of their own place most of its pages
+    (``structcrawl.core.placement``), as ``SiteModel.classify`` answers for a page nearest one of
+    them; a kind placed nowhere stays (the gathered class of them).  Two kinds of
+    ``BARE_EVIDENCE`` pages or more placed in one class are two templates: the class keeps the
+    one most of whose pages it held (else the one nearer its pages with links), and each other
+    kind goes to a class of its own (the one most of its pages were in, when no other kind
+    goes there).  Gathered in one class, QDoc's licence notices and its example pages without a
+    link of their own were one type to the model, and every example page never fetched was
+    classified with the notices (docs/design.md, item 28).  The next free id, and True when some
+    moved."""
     bare = [u for u in assignment if model.pages[u].schema <= chrome]
     if not bare:  # the reference costs O(pages) at each regroup: only when there is a page to place
-        return False
+        return next_id, False
     reference = PathReference.of_pages((model.pages[u].element_paths, cid) for u, cid in assignment.items()
                                           if not model.pages[u].schema <= chrome)
-    moved = False
+    pages = Counter(model.pages[u].element_paths for u in bare)
+    sets = list(pages)
+    kind_of = {sets[i]: k for k, members in enumerate(similar_groups(sets, [pages[s] for s in sets]))
+               for i in members}
+    kinds: dict[int, list[str]] = {}
     for url in bare:
-        target = reference.nearest(model.pages[url].element_paths)
-        if target is not None and target != assignment[url]:
-            assignment[url] = target
-            moved = True
-    return moved
+        kinds.setdefault(kind_of[model.pages[url].element_paths], []).append(url)
+    placed: dict[int, int | None] = {}
+    claims: dict[int, list[tuple[int, float, int]]] = {}
+    for k, urls in kinds.items():
+        votes: Counter = Counter()
+        likeness: Counter = Counter()
+        for url in urls:
+            cid, similarity = reference.nearest_similarity(model.pages[url].element_paths)
+            votes[cid] += 1
+            likeness[cid] += similarity
+        target = placed[k] = min(votes, key=lambda c: (-votes[c], c is None, c or 0))
+        if target is not None and len(urls) >= BARE_EVIDENCE:
+            held = sum(1 for u in urls if model.page_class[u] == target)
+            claims.setdefault(target, []).append((held, likeness[target] / votes[target], k))
+    taken = {c for c in placed.values() if c is not None}
+    for _target, claimants in sorted(claims.items()):
+        for *_, k in sorted(claimants, reverse=True)[1:]:
+            own = Counter(model.page_class[u] for u in kinds[k]).most_common(1)[0][0]
+            if own in taken:
+                own, next_id = next_id, next_id + 1
+            taken.add(own)
+            placed[k] = own
+    moved = False
+    for k, urls in kinds.items():
+        if placed[k] is None:
+            continue
+        for url in urls:
+            moved = moved or assignment[url] != placed[k]
+            assignment[url] = placed[k]
+    return next_id, moved
 
 
 def _return_rich(model: SiteModel, assignment: dict[str, int], chrome: set[str], next_id: int) -> bool:
