@@ -108,22 +108,6 @@ def test_two_kinds_of_chrome_only_pages_placed_in_one_class_are_two_classes():
     assert regrouped.classify(chrome, 2, frozenset(example))[0] == 0
 
 
-def test_a_kind_outnumbering_the_pages_with_links_near_it_stays_in_its_class():
-    """SQLite's API pages: most write their links in paragraphs only (the site's chrome), a few
-    have links of their own, and those few are re-formed into another class at a check.  The
-    chrome-only kind is its class's bulk: it stays, where a kind of a few pages follows."""
-    api = SKELETON + ("html/body/h2", "html/body/pre", "html/body/p", "html/body/p/b")
-    with_links = [page(f"api-linked{i}", api, "xref/a") for i in range(3)]
-    chrome_only = [page(f"api{i}", api) for i in range(6)]
-    few = [page(f"few{i}", api) for i in range(2)]
-    model = model_of([with_links, commands(6), indices(3), chrome_only])
-    assignment = regroup(model) or dict(model.page_class)
-    assert {assignment[p.url] for p in chrome_only} == {3}
-    model = model_of([with_links, commands(6), indices(3), few])
-    assignment = regroup(model) or dict(model.page_class)
-    assert {assignment[p.url] for p in few} == {0}
-
-
 def test_a_kind_of_chrome_only_pages_goes_as_one():
     """Single linkage at the placement's similarity: a chain of pages each like the next is one
     kind, a page like none of them another."""

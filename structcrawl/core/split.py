@@ -349,7 +349,6 @@ def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], 
         kinds.setdefault(kind_of[model.pages[url].element_paths], []).append(url)
     placed: dict[int, int | None] = {}
     claims: dict[int, list[tuple[int, float, int]]] = {}
-    with_links = Counter(cid for u, cid in assignment.items() if not model.pages[u].schema <= chrome)
     for k, urls in kinds.items():
         votes: Counter = Counter()
         likeness: Counter = Counter()
@@ -357,17 +356,10 @@ def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], 
             cid, similarity = reference.nearest_similarity(model.pages[url].element_paths)
             votes[cid] += 1
             likeness[cid] += similarity
-        target = min(votes, key=lambda c: (-votes[c], c is None, c or 0))
-        held = Counter(model.page_class[u] for u in urls).most_common(1)[0][0]
-        if target is not None and len(urls) > max(with_links[target], with_links[held]):
-            # a kind outnumbering the pages with links of the class it is placed in, and of its own, is
-            # its own class's bulk: it stays (SQLite's 50-90 chrome-only API pages followed 4-17 API
-            # pages with links from class to class as those were re-formed, at four checks in a row)
-            target = held
-        placed[k] = target
+        target = placed[k] = min(votes, key=lambda c: (-votes[c], c is None, c or 0))
         if target is not None and len(urls) >= BARE_EVIDENCE:
-            kept = sum(1 for u in urls if model.page_class[u] == target)
-            claims.setdefault(target, []).append((kept, likeness[target] / max(1, votes[target]), k))
+            held = sum(1 for u in urls if model.page_class[u] == target)
+            claims.setdefault(target, []).append((held, likeness[target] / votes[target], k))
     taken = {c for c in placed.values() if c is not None}
     for _target, claimants in sorted(claims.items()):
         for *_, k in sorted(claimants, reverse=True)[1:]:
