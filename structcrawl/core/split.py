@@ -347,13 +347,14 @@ def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], 
     kinds: dict[int, list[str]] = {}
     for url in bare:
         kinds.setdefault(kind_of[model.pages[url].element_paths], []).append(url)
+    nearest = {s: reference.nearest_similarity(s) for s in sets}  # pages of a kind share their sets
     placed: dict[int, int | None] = {}
     claims: dict[int, list[tuple[int, float, int]]] = {}
     for k, urls in kinds.items():
         votes: Counter = Counter()
         likeness: Counter = Counter()
         for url in urls:
-            cid, similarity = reference.nearest_similarity(model.pages[url].element_paths)
+            cid, similarity = nearest[model.pages[url].element_paths]
             votes[cid] += 1
             likeness[cid] += similarity
         target = placed[k] = min(votes, key=lambda c: (-votes[c], c is None, c or 0))
