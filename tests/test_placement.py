@@ -189,3 +189,16 @@ def test_a_page_whose_known_links_are_too_few_for_any_class_is_placed_by_its_ele
     assert model.classify(few.schema, few.url_count, few.element_paths)[0] == 1
     unknown = few.schema | {"never/a"}
     assert model.classify(unknown, few.url_count + 1, few.element_paths)[0] is None
+
+
+def test_a_kind_joining_a_few_pages_with_links_keeps_its_class_id():
+    """SQLite's API pages: most have no link of their own, a few do.  Placed with those few, the
+    kind is the bulk of the class they make together, and the class keeps the kind's id: the few
+    moved, not the many, and the stop rule, which counts the pages that changed class, sees few."""
+    bare = [page(f"bare{i}", SECTION + ("html/body/div.sect1/p/em0",)) for i in range(6)]
+    rich = sections(3)
+    model = model_of([bare, rich, commands(6), indices(3)])
+    assignment = regroup(model)
+    assert {assignment[p.url] for p in bare + rich} == {0}
+    assert sum(1 for u, c in assignment.items() if c != model.page_class[u]) == 3
+    assert {assignment[p.url] for p in commands(6)} == {2}

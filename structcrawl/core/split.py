@@ -218,7 +218,8 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     class (``home``); a told-apart group (``told_apart_members``) or a mixture's smaller
     side (``mixed_members``) split off into the class it fits or a class of its own
     (fresh ids, in class-id order); then the pages without a link of their own
-    (``bare_members``) gathered in one class, and lone twins joined (``_join_lone_twins``)."""
+    (``bare_members``) gathered in one class, and lone twins joined (``_join_lone_twins``);
+    each class under the id most of its pages had (``_keep_ids``)."""
     assignment = dict(model.page_class)
     next_id = model._next_id
     changed = False
@@ -254,7 +255,37 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
         next_id, placed = _place_bare(model, assignment, chrome, next_id)
         changed = placed or changed
     changed = _join_lone_twins(model, assignment, chrome) or changed
-    return assignment if changed else None
+    if not changed:
+        return None
+    assignment = _keep_ids(model, assignment, next_id)
+    return None if assignment == model.page_class else assignment
+
+
+def _keep_ids(model: SiteModel, assignment: dict[str, int], next_id: int) -> dict[str, int]:
+    """``assignment`` with each class under the id most of its pages had (greedily, the
+    largest share first; ties: the smaller ids), a class holding no such id under a fresh one.
+    A class is its members, not its id: when the regroup moves SQLite's 50–90 API pages
+    without a link of their own to the class of the five API pages with links nearest them,
+    it is those five that moved, and the stop rule, which counts the pages that changed
+    class and the predictions that missed, must see five (docs/design.md, item 29)."""
+    held: dict[int, Counter] = {}
+    for url, cid in assignment.items():
+        held.setdefault(cid, Counter())[model.page_class[url]] += 1
+    rename: dict[int, int] = {}
+    taken: set[int] = set()
+    for _, new, old in sorted((-k, new, old) for new, olds in held.items() for old, k in olds.items()):
+        if new not in rename and old not in taken:
+            rename[new] = old
+            taken.add(old)
+    for new in sorted(held):
+        if new not in rename:
+            if new in taken or new in model.classes:
+                new_id, next_id = next_id, next_id + 1
+            else:
+                new_id = new
+            rename[new] = new_id
+            taken.add(new_id)
+    return {url: rename[cid] for url, cid in assignment.items()}
 
 
 def _join_lone_twins(model: SiteModel, assignment: dict[str, int], chrome: set[str]) -> bool:
