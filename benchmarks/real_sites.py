@@ -21,7 +21,8 @@ Baseline, same corpora, same run (``--no-baseline`` skips it): a full
 breadth-first crawl with a plain Scrapy spider, then offline UXClust (UXClust
 §3.3, ``benchmarks/bfs_baseline.py``) — once as the paper has it (exact XPath
 of the inbound link, similarity 0.8) and once by link-collection path
-(similarity 0.9), both at cut-off 20; unclustered pages count as singletons.
+(similarity 0.9), both at cut-off 20; unclustered pages count as singletons; and issue 13's simple
+baseline, the tag-path sets of the same pages joined at Jaccard 0.8 (``tagpath_baseline.join_sets``).
 Prints one table.  Nothing leaves 127.0.0.1.
 """
 
@@ -47,6 +48,7 @@ from structcrawl.analysis.metrics import evaluate  # noqa: E402
 from structcrawl.analysis.uxclust import Parameters  # noqa: E402
 from structcrawl.report import curve_svg, quality_point, write_report  # noqa: E402
 from structcrawl.sitemodel import write_model  # noqa: E402
+from tagpath_baseline import join_sets  # noqa: E402
 
 #: the baseline's UXClust settings: (label, grouping, parameters)
 BASELINES = (("BFS + UXClust, exact XPath 0.8", "xpath", Parameters(cutoff=20, similarity=0.8)),
@@ -206,20 +208,27 @@ def run_baseline(corpus: str, log) -> list[dict]:
         rel = relpath_of(url, base)
         return truth.get(rel) if rel else None
 
+    coarse_map = corpora.CORPORA[corpus].get("coarse")
+    ct = {p: coarse_map.get(c, c) for p, c in truth.items()} if coarse_map else None
+    stubs = corpora.stub_truth(corpus, truth)
+
+    def row(name: str, assignment: dict, stop: str, found: int) -> dict:
+        by_rel = {relpath_of(u, base): c for u, c in assignment.items()}
+        assigned = {p: by_rel.get(p) for p in truth}  # None (unclustered, not reached): a singleton
+        return dict(corpus=corpus, strategy=name, site=len(pages), fetched=len(assignment), wall=wall, stop=stop,
+                    found=found, truth=len(set(truth.values())), res=evaluate(assigned, truth),
+                    coarse=evaluate(assigned, ct) if ct else None,
+                    stubs=evaluate(assigned, stubs) if stubs else None, q=None)
+
     rows = []
     for name, group_by, params in BASELINES:
         res = cluster_crawl(crawl, wall, label, params=params, group_by=group_by)
-        by_rel = {relpath_of(u, base): c for u, c in res.assignment.items()}
-        assigned = {p: by_rel.get(p) for p in truth}  # None (unclustered, not reached): a singleton
-        coarse_map = corpora.CORPORA[corpus].get("coarse")
-        ct = {p: coarse_map.get(c, c) for p, c in truth.items()} if coarse_map else None
-        stubs = corpora.stub_truth(corpus, truth)
         c = res.clustering
-        rows.append(dict(corpus=corpus, strategy=name, site=len(pages), fetched=res.pages, wall=wall,
-                         stop=f"{c.unclustered / max(1, c.pages):.0%} unclustered", found=len(c.clusters),
-                         truth=len(set(truth.values())), res=evaluate(assigned, truth),
-                         coarse=evaluate(assigned, ct) if ct else None,
-                         stubs=evaluate(assigned, stubs) if stubs else None, q=None))
+        rows.append(row(name, res.assignment, f"{c.unclustered / max(1, c.pages):.0%} unclustered", len(c.clusters)))
+    # issue 13's simple baseline: every page's tag-path set, sets joined at Jaccard 0.8
+    group = join_sets([frozenset(r["tag_paths"]) for r in crawl])
+    assignment = {r["url"]: group[frozenset(r["tag_paths"])] for r in crawl}
+    rows.append(row("BFS + tag-path sets, Jaccard 0.8", assignment, "every page grouped", len(set(group.values()))))
     return rows
 
 
