@@ -31,7 +31,6 @@ from structcrawl.core.unionfind import UnionFind  # noqa: E402
 
 #: the issue's threshold
 SIMILARITY = 0.8
-CORPORA = ("geos", "commons-math3", "ghc", "qtbase", "erlang", "postgresql", "gio", "pango", "python", "sqlite")
 
 
 def join_sets(sets: list[frozenset[str]], similarity: float = SIMILARITY) -> dict[frozenset[str], int]:
@@ -68,13 +67,13 @@ def run(corpus: str, element_paths: bool, similarity: float) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", action="append", help=f"default: {', '.join(CORPORA)}")
+    ap.add_argument("--corpus", action="append", help="default: corpora.defaults(), the extra ones by name")
     ap.add_argument("--element-paths", action="store_true", help="class-annotated element paths, not tag paths")
     ap.add_argument("--similarity", type=float, default=SIMILARITY)
     args = ap.parse_args(argv)
     print("| corpus | pages | distinct sets | clusters | F* | ARI |")
     print("|---|---|---|---|---|---|")
-    for corpus in args.corpus or CORPORA:
+    for corpus in args.corpus or corpora.defaults():
         r = run(corpus, args.element_paths, args.similarity)
         for label, res in ((corpus, r["res"]), (corpus + " (coarse)", r["coarse"]),
                            (corpus + " (stubs apart)", r["stubs"])):
