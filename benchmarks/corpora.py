@@ -146,6 +146,23 @@ CORPORA = {
             ("setup", r"^(using|install|installing|distributing|distutils|extending)/"),
             ("toplevel_misc", r"^[^/]+\.html$"),
         ]),
+    "commons-lang3": dict(
+        package="libcommons-lang3-java-doc", version="3.12.0-2+deb12u1", generator="Javadoc (JDK 17, no frames)",
+        root="libcommons-lang3-java-doc/usr/share/doc/libcommons-lang3-java/api", entry="index.html", extra=True,
+        # the other Javadoc: HTML5 pages, no frames, a search box, and every class's source as a
+        # page of its own (src-html/, no links: the dead ends); 85 of the 223 class-use pages
+        # say only "No usage of …" (on a line of its own)
+        stubs=("class_use", "class_use_stub", b"\nNo usage of "),
+        classes=[
+            ("source", r"^src-html/"),
+            ("class_use", r"/class-use/[^/]+\.html$"),
+            ("package_summary", r"(^|/)package-summary\.html$"),
+            ("package_tree", r"(^|/)package-tree\.html$"),
+            ("package_use", r"(^|/)package-use\.html$"),
+            ("index_all", r"^index-all\.html$"),
+            ("toplevel_misc", _JAVADOC_TOP),
+            ("class", r"^org/.+/[^/]+\.html$"),
+        ]),
     "sqlite": dict(
         package="sqlite3-doc", version="3.40.1-2+deb12u2", generator="SQLite's own Tcl scripts (www.sqlite.org)",
         root="sqlite3-doc/usr/share/doc/sqlite3", entry="index.html", extra=True,

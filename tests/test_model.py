@@ -446,6 +446,30 @@ def test_a_veto_against_the_cheapest_class_leaves_the_next_cheapest():
     assert late.action == "merge" and late.class_id == m.page_class["news0"]
 
 
+def test_pages_of_a_schema_the_class_holds_twice_join_it_rather_than_found_a_class():
+    """Stub pages whose only links are their type's own navigation (modern Javadoc's "No usage
+    of" pages) code shorter as a class of their own, but the class-use pages' class already holds
+    two of them (refinement folded their class back in) and classification puts them there: the
+    update agrees, or it founds the class anew batch after batch and the crawl never stops.  One
+    held page is no evidence; a schema with a section that is no core section of the class is left
+    to the code."""
+    def model(*held):
+        uses = [page(f"use{i}", "use-nav", *[f"use{j}" for j in range(6)]) for i in range(8)]
+        others = ([page(f"cls{i}", "main-nav", "m1", "m2") for i in range(6)]
+                  + [page(f"pkg{i}", "main-nav", "p1") for i in range(6)])
+        assignment = ({p.url: 0 for p in uses + list(held)} | {p.url: 1 for p in others[:6]}
+                      | {p.url: 2 for p in others[6:]})
+        return SiteModel.from_assignment(uses + list(held) + others, assignment, COSTS)
+
+    stubs = Candidate([page(f"new{i}", "use-nav") for i in range(6)])
+    assert model(page("stub0", "use-nav")).update(stubs).action == "new"
+    joined = model(page("stub0", "use-nav"), page("stub1", "use-nav")).update(stubs)
+    assert (joined.action, joined.class_id) == ("merge", 0)
+    assert joined.merge_bits > joined.new_bits  # the code alone would have founded a class
+    rare = model(page("odd0", "use-nav", "rare"), page("odd1", "use-nav", "rare"))
+    assert rare.update(Candidate([page(f"new{i}", "use-nav", "rare") for i in range(6)])).action == "new"
+
+
 def test_a_single_page_s_own_paths_do_not_pull_it_to_a_small_class():
     m = SiteModel()
     m.update(Candidate([page(f"a{i}", "nav", "list") for i in range(40)]))

@@ -88,6 +88,9 @@ TWIN_SIMILARITY = 0.95
 FINGERPRINT_OCCURRENCE = 0.3
 #: Fingerprints this similar (Jaccard) are one template's (UXClust §3.3).
 FINGERPRINT_SIMILARITY = 0.8
+#: Members of one class with a page's very schema for the model to count it placed there
+#: (``SiteModel.update``, ``split._join_lone_twins``): one is no evidence, as for the merge veto.
+TWIN_EVIDENCE = 2
 
 
 #: A path on at least this share of a group's pages is one of its sections (see ``told_apart``).
@@ -442,6 +445,15 @@ class SiteModel:
         and becomes a class of its own.  The code never merges groups that are
         ``told_apart`` (each has a section the other never shows).  The §3.2
         totals (``mdl``) are kept as the paper's measure of the model.
+
+        A candidate the code would make a class of its own joins instead the class
+        that already holds ``TWIN_EVIDENCE`` members of each of its pages' very schemas,
+        when those schemas are only core sections of that class (``_holding_class``):
+        ``classify`` puts such pages there, and refinement folds their class back into
+        it, so a class of their own was founded by one batch and undone at the next
+        check, batch after batch.  Modern Javadoc's "No usage of" pages, whose only
+        links are the class-use pages' navigation, held commons-lang3's sparsest crawl
+        that way until the site ran out (docs/design.md, item 30).
         """
         path_bits = self._path_bits(cand)
         new = self.new_bits(cand, path_bits)
@@ -474,9 +486,29 @@ class SiteModel:
             if not told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size, chrome=chrome):
                 self._add_to(cls, cand.pages)
                 return Decision("merge", cls.id, cand.size, bits, new)
+        held = self._holding_class(cand, chrome)
+        if held is not None:
+            target = self.classes[held]
+            self._add_to(target, cand.pages)
+            return Decision("merge", target.id, cand.size, self.merge_bits(cand, target, path_bits), new)
         cls = self.new_class()
         self._add_to(cls, cand.pages)
         return Decision("new", cls.id, cand.size, best_bits, new)
+
+    def _holding_class(self, cand: Candidate, chrome: set[str]) -> int | None:
+        """The one class that holds ``TWIN_EVIDENCE`` members or more of every candidate page's
+        very schema (more than any other class does), each schema only core sections of it and
+        links beyond the ``chrome``; else None."""
+        homes = set()
+        for page in cand.pages:
+            counts = self.schema_classes.get(page.schema)
+            if not counts or page.schema <= chrome:
+                return None
+            cid, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if n < TWIN_EVIDENCE or not page.schema <= core_sections(self.classes[cid]):
+                return None
+            homes.add(cid)
+        return homes.pop() if len(homes) == 1 else None
 
     def new_class(self) -> PageClass:
         cls = PageClass(self._next_id)

@@ -52,6 +52,7 @@ from structcrawl.core.model import (
     CORE_SHARE,
     FINGERPRINT_SIMILARITY,
     SECTION_SHARE,
+    TWIN_EVIDENCE,
     Candidate,
     SiteModel,
     site_chrome,
@@ -70,8 +71,6 @@ SIDE_ROUNDS = 3
 #: side's own when a mixture's split is judged (``mixed_members``), below ``CORE_SHARE``: a margin,
 #: so that the split does not undo itself as the classes grow.
 SPLIT_CORE_SHARE = 0.35
-#: Pages of one schema in another class that take a lone twin there (``_join_lone_twins``).
-TWIN_EVIDENCE = 2
 #: Pages whose links are all the chrome, in a class of others, to leave it together
 #: (one is no evidence, as for the merge veto; ``bare_members``).
 BARE_EVIDENCE = 2
