@@ -340,8 +340,7 @@ def model_document(
         # layout wrappers dropped from them ([place, wrapper steps]): a page is spelled with them
         # before it is classified
         "spelling": {"ids": sorted(model.speller.kept),
-                     "wrappers": [list(w) for w in sorted(model.speller.wrappers)],
-                     "body_tokens": model.speller.body_tokens},
+                     "wrappers": [list(w) for w in sorted(model.speller.wrappers)]},
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
             for m in getattr(explorer, "merges", ())
@@ -593,10 +592,7 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
                                                and all(isinstance(x, str) for x in w) for w in wrappers),
             source, "malformed 'spelling.wrappers' (expected a list of [place, wrapper] string pairs)")
     model = rebuild_site_model(costs, specs)
-    # models written before the body step's tokens were dropped kept them
-    body_tokens = spelling.get("body_tokens", True)
-    _expect(isinstance(body_tokens, bool), source, "malformed 'spelling.body_tokens' (expected true or false)")
-    model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers], body_tokens)
+    model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers])
     placing = document.get("placement")  # models written before it place no page by its tag paths
     if placing is not None:
         _expect(_placement_ok(placing, infos), source,

@@ -244,18 +244,6 @@ def test_dropped_wrappers_travel_with_the_model(crawl):
         loads_model(dumps(doc))
 
 
-def test_the_body_step_is_spelled_as_the_model_was_learnt(crawl):
-    doc = document(crawl)
-    assert doc["spelling"]["body_tokens"] is False
-    path = "html/body.kind/div.main/a"
-    assert loads_model(dumps(doc)).site_model.speller.spell(path) == "html/body/div.main/a"
-    del doc["spelling"]["body_tokens"]  # a model written before the body's tokens were dropped
-    assert loads_model(dumps(doc)).site_model.speller.spell(path) == path
-    doc["spelling"]["body_tokens"] = "no"
-    with pytest.raises(ModelFormatError, match="spelling.body_tokens"):
-        loads_model(dumps(doc))
-
-
 def test_missing_file(tmp_path):
     with pytest.raises(ModelFormatError, match="cannot read model"):
         load_model(tmp_path / "nope.json")

@@ -169,21 +169,3 @@ def test_a_wrapper_needs_two_pages_of_each_form_and_a_whole_list_below_it():
         speller.observe([bare])
     speller.settle()
     assert speller.spell(boxed) == boxed
-
-
-def test_the_body_s_classes_name_the_page_not_a_place_on_it():
-    """Modern Javadoc names each page kind on the body (``body.class-use-page``): spelled with it, the
-    navigation bar every kind shares is a section of each kind's own, and a "No usage of" page whose
-    only links are that bar is not a page without links of its own.  A blog's body classes name the
-    post (``postid-17``).  The body is spelled as a bare tag; ids and classes below it stay."""
-    speller = PathSpeller()
-    raw = ["html/body.class-use-page/header/nav#top.bar/a", "html/body.class-declaration-page/header/nav#top.bar/a",
-           "html/body#post-17.single.postid-*/header/nav#top.bar/a"]
-    for _ in range(2):
-        speller.observe(raw)
-    speller.settle()
-    assert {speller.spell(p) for p in raw} == {"html/body/header/nav#top.bar/a"}
-    assert speller.spell("html/body/div.main/a") == "html/body/div.main/a"
-    assert speller.spell("html/bodyx.y/a") == "html/bodyx.y/a"
-    old = PathSpeller(body_tokens=True)  # a model file written before
-    assert old.spell(raw[0]) == "html/body.class-use-page/header/nav.bar/a"  # its #top never observed

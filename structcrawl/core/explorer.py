@@ -227,8 +227,7 @@ class Explorer:
         frontier rebuilt on the new classes and spelling.  When the stop rule fires, the
         model is refined once more.  O(pages modelled) per check in dict lookups; the
         re-clustering is O(pages × classes)."""
-        spelled_before = PathSpeller(self.model.speller.kept, self.model.speller.wrappers,
-                                     self.model.speller.body_tokens)
+        spelled_before = PathSpeller(self.model.speller.kept, self.model.speller.wrappers)
         if self.model.speller.settle():
             self._respell(spelled_before)
         if self.recluster:

@@ -33,14 +33,6 @@ whole list (the step below opens ``ul``/``ol``/``dl``/``table``) that are no
 list themselves: erl_docgen puts a paragraph's inline links in a data-type
 box on reference pages and in none on chapter pages, which are another type.
 
-The ``body`` step is spelled without its id and classes: they name the page,
-not a place on it — its kind (modern Javadoc's ``body.class-use-page``, so
-that every kind's navigation bar would be a section of its own and a page
-whose only links are that bar would not be one without links of its own) or
-its content (a blog's ``postid-*`` and ``category-*``).  What lies below the
-body says where a link sits.  A model file written before this kept them
-(``body_tokens``).
-
 Repeated runs of steps are then folded (``features.collapse_runs``).
 
 The counts grow with every page; what is kept changes only at ``settle()``,
@@ -95,15 +87,6 @@ def _tag(step: str) -> str:
     return _STEP.match(step).group(1)
 
 
-def _unframed(path: str) -> str:
-    """``path`` with the ``body`` step (the root's child) spelled as a bare tag."""
-    root, sep, rest = path.partition("/")
-    if not rest.startswith("body") or rest[4:5] not in ("#", ".", "/", ""):
-        return path
-    _body, slash, below = rest.partition("/")
-    return f"{root}{sep}body{slash}{below}"
-
-
 def _place(path: str) -> str:
     """``path`` without its ids."""
     return "/".join(f"{tag}{classes}" for tag, _ident, classes in _parts(path))
@@ -119,10 +102,7 @@ class PathSpeller:
     * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids and dropped wrappers.
     """
 
-    def __init__(self, kept: Iterable[str] = (), wrappers: Iterable[tuple[str, str]] = (),
-                 body_tokens: bool = False) -> None:
-        #: the ``body`` step keeps its id and classes (model files written before they were dropped)
-        self.body_tokens = body_tokens
+    def __init__(self, kept: Iterable[str] = (), wrappers: Iterable[tuple[str, str]] = ()) -> None:
         #: place -> id value -> pages showing it there
         self.pages_with: dict[str, Counter] = {}
         self.kept: frozenset[str] = frozenset(kept)  #: "place#id" keys spelled out
@@ -136,8 +116,6 @@ class PathSpeller:
     def observe(self, paths: Iterable[str]) -> None:
         keys = set()
         places = set()
-        if not self.body_tokens:
-            paths = [_unframed(p) for p in paths]
         for path in paths:
             if "#" in path:
                 keys.update(id_places(path))
@@ -183,9 +161,6 @@ class PathSpeller:
     def spell(self, path: str) -> str:
         spelled = self._cache.get(path)
         if spelled is None:
-            raw = path
-            if not self.body_tokens:
-                path = _unframed(path)
             steps = []
             prefix = ""
             for tag, ident, classes in _parts(path):
@@ -194,7 +169,7 @@ class PathSpeller:
                 steps.append(f"{tag}#{ident}{classes}" if keep else f"{tag}{classes}")
             if self.wrappers:
                 steps = self._unwrapped(path, steps)
-            spelled = self._cache[raw] = collapse_runs("/".join(steps))
+            spelled = self._cache[path] = collapse_runs("/".join(steps))
         return spelled
 
     def _unwrapped(self, path: str, steps: list[str]) -> list[str]:
