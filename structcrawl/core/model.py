@@ -496,9 +496,9 @@ class SiteModel:
         return Decision("new", cls.id, cand.size, best_bits, new)
 
     def _holding_class(self, cand: Candidate, chrome: set[str]) -> int | None:
-        """The one class that holds ``TWIN_EVIDENCE`` members or more of every candidate page's
-        very schema (more than any other class does), each schema only core sections of it and
-        links beyond the ``chrome``; else None."""
+        """The class holding most members of each candidate page's very schema, when that is one
+        class for every page, holding ``TWIN_EVIDENCE`` of them or more, and each schema is only
+        core sections of it, with links beyond the ``chrome``; else None."""
         homes = set()
         for page in cand.pages:
             counts = self.schema_classes.get(page.schema)
