@@ -150,7 +150,7 @@ CORPORA = {
         package="libcommons-lang3-java-doc", version="3.12.0-2+deb12u1", generator="Javadoc (JDK 17, no frames)",
         root="libcommons-lang3-java-doc/usr/share/doc/libcommons-lang3-java/api", entry="index.html", extra=True,
         # the other Javadoc: HTML5 pages, no frames, a search box, and every class's source as a
-        # page of its own (src-html/, no links: the dead ends); 85 of the 223 class-use pages
+        # page of its own (src-html/, no links: the dead ends); 93 of the 223 class-use pages
         # say only "No usage of …" (on a line of its own)
         stubs=("class_use", "class_use_stub", b"\nNo usage of "),
         classes=[
