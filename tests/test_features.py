@@ -176,3 +176,17 @@ def test_the_lists_of_a_collection_are_its_repeated_elements_containers():
                   "/html/body/section[1]/table/tr[3]/td/a", "/html/body/section[2]/table/tr[1]/td/a"]
     assert list_containers(two_tables) == ["/html/body/section[1]/table"] * 3 + ["/html/body/section[2]/table"]
     assert len(set(list_containers(["/html/body/p/a"]))) == 1
+
+
+def test_a_void_element_the_parser_nests_content_in_is_no_step_of_a_path():
+    # libxml2's HTML 4 parser nests what follows <wbr> (or <source>, <track>, <embed>) inside it, so a
+    # link after a word break in a name would make a collection of its own (Javadoc 17, rustdoc)
+    page = (b"<html><body><code>Foo<a href='/a'>A</a></code>"
+            b"<code>Long<wbr>Name<a href='/b'>B</a><span>s</span></code></body></html>")
+    f = extract(page, "http://t/")
+    assert [link.path for link in f.links] == ["html/body/code/a", "html/body/code/a"]
+    assert f.links[1].xpath == "/html/body/code[2]/wbr/a"  # the exact XPath stays parsel's
+    (el,) = parse_html(page).getroottree().xpath(f.links[1].xpath)
+    assert el.get("href") == "/b"
+    assert "html/body/code/span" in f.tag_paths and "html/body/code/wbr" in f.tag_paths
+    assert not any("wbr/" in p for p in f.tag_paths | f.element_paths)

@@ -4,7 +4,8 @@ page schema and bag of tag paths.
 * **Link collection** (Crescenzi et al. §2, footnote 3): the root-to-link DOM path
   without positions, each step carrying the element's ``id`` and ``class`` so
   that presentation properties tell collections apart
-  (``html/body/div#content/ul.books/li/a``).  Tokens of id/class values that
+  (``html/body/div#content/ul.books/li/a``); an HTML void element (``wbr``)
+  the parser nested content in is no step.  Tokens of id/class values that
   contain a digit vary per page (``item-123``) and become ``*``; so does an id
   with characters other than letters, digits, ``_`` and ``-``
   (``map#geos::geom::Point_map``): it is spelled from the content.
@@ -58,6 +59,11 @@ _CONTENT_ID = re.compile(r"[^\w\-]")
 # would add a step
 _STEP_SEPARATOR = re.compile(r"/")
 _LINK_TAGS = ("a", "area")
+# HTML's void elements hold no content, but libxml2's HTML 4 parser does not know the newer ones and
+# nests what follows them inside them (``code/wbr/a`` for a link after a word break): a path does
+# not pass through one, as in the tree an HTML5 parser builds (WHATWG HTML §13.1.2, void elements)
+_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link",
+                        "meta", "param", "source", "track", "wbr"})
 # One step of an exact XPath (``getpath``'s form): tag, position if it has siblings of its tag.
 _XPATH_STEPS = re.compile(r"/([^/\[]+)(?:\[(\d+)\])?")
 # Tags that are XPath name tests.  libxml2 keeps any tag name it meets
@@ -325,6 +331,8 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
     joined: dict[tuple[tuple[str, str, str], tuple[str, str, str]], tuple[str, str, str]] = {}
     spelled: dict[tuple[str, str | None, str | None], tuple[str, str, str]] = {}
     anchors: list[etree._Element] = []
+    #: the paths an element's children extend: its own, or its parent's for a void element
+    inner: dict[etree._Element, tuple[str, str, str]] = {root: paths[root]}
     for el in root.iterdescendants(etree.Element):
         tag = el.tag
         if tag not in _TAGS_OK:
@@ -336,12 +344,13 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         steps = spelled.get((tag, ident, cls))
         if steps is None:
             steps = spelled[(tag, ident, cls)] = (tag, _step(tag, None, cls), _step(tag, ident, cls))
-        parent = paths[el.getparent()]
+        parent = inner[el.getparent()]
         own = joined.get((parent, steps))
         if own is None:
             own = joined[(parent, steps)] = (parent[0] + "/" + tag, parent[1] + "/" + steps[1],
                                             parent[2] + "/" + steps[2])
         paths[el] = own
+        inner[el] = parent if tag in _VOID_TAGS else own
         if tag in _LINK_TAGS:
             anchors.append(el)
     title = _title(root)
