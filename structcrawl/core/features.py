@@ -331,8 +331,8 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
     joined: dict[tuple[tuple[str, str, str], tuple[str, str, str]], tuple[str, str, str]] = {}
     spelled: dict[tuple[str, str | None, str | None], tuple[str, str, str]] = {}
     anchors: list[etree._Element] = []
-    #: the paths an element's children extend: its own, or its parent's for a void element
-    inner: dict[etree._Element, tuple[str, str, str]] = {root: paths[root]}
+    #: void element -> the paths its children extend: its parent's
+    voids: dict[etree._Element, tuple[str, str, str]] = {}
     for el in root.iterdescendants(etree.Element):
         tag = el.tag
         if tag not in _TAGS_OK:
@@ -344,13 +344,15 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         steps = spelled.get((tag, ident, cls))
         if steps is None:
             steps = spelled[(tag, ident, cls)] = (tag, _step(tag, None, cls), _step(tag, ident, cls))
-        parent = inner[el.getparent()]
+        parent_el = el.getparent()
+        parent = voids[parent_el] if voids and parent_el in voids else paths[parent_el]
         own = joined.get((parent, steps))
         if own is None:
             own = joined[(parent, steps)] = (parent[0] + "/" + tag, parent[1] + "/" + steps[1],
                                             parent[2] + "/" + steps[2])
         paths[el] = own
-        inner[el] = parent if tag in _VOID_TAGS else own
+        if tag in _VOID_TAGS:
+            voids[el] = parent
         if tag in _LINK_TAGS:
             anchors.append(el)
     title = _title(root)
