@@ -163,6 +163,22 @@ CORPORA = {
             ("toplevel_misc", _JAVADOC_TOP),
             ("class", r"^org/.+/[^/]+\.html$"),
         ]),
+    "js-of-ocaml": dict(
+        package="libjs-of-ocaml-doc", version="4.0.0-2", generator="odoc 2 (OCaml)",
+        root="libjs-of-ocaml-doc/usr/share/doc/libjs-of-ocaml-doc/api", entry="index.html", extra=True,
+        # odoc writes one directory per documented item, its kind as the directory's prefix
+        # (module-type-S/, class-type-t/, argument-1-X/; a module is its bare name), every page
+        # index.html; a package's index lists its libraries' modules.  114 of the 335 module pages
+        # are dune's wrapped internal modules, a title and nothing else, linked from no page
+        stubs=("module", "module_stub", b'<div class="odoc-content"></div>'),
+        classes=[
+            ("class_type", r"(^|/)class-type-[^/]+/index\.html$"),
+            ("class", r"(^|/)class-[^/]+/index\.html$"),
+            ("module_type", r"(^|/)module-type-[^/]+/index\.html$"),
+            ("argument", r"(^|/)argument-[^/]+/index\.html$"),
+            ("package", r"^([^/]+/)?index\.html$"),
+            ("module", r"/index\.html$"),
+        ]),
     "sqlite": dict(
         package="sqlite3-doc", version="3.40.1-2+deb12u2", generator="SQLite's own Tcl scripts (www.sqlite.org)",
         root="sqlite3-doc/usr/share/doc/sqlite3", entry="index.html", extra=True,

@@ -269,6 +269,43 @@ def test_a_mixture_is_not_split_by_one_optional_section_of_a_one_section_core():
     assert mixed_members(few, 0, site_chrome(few)) is not None
 
 
+def test_a_mixture_of_one_skeleton_is_split_where_the_sides_share_no_content_section():
+    """odoc writes every page on one skeleton, a section per documented item
+    (``div.odoc-spec/div.spec.KIND``): class-type pages list methods, module pages values,
+    types or submodules, one or another.  The module side has no section on nearly every
+    page, so the merge veto never fires, and the two tag-path fingerprints are the same —
+    but refinement merges alike skeletons only where the classes share a content section,
+    so the mixture split must not ask more (js_of_ocaml's API: class types and modules
+    in one class, F* 0.53)."""
+    skeleton = ("body/nav/a", "body/div/div/div/a", "body/div/div/div/code/span/a")
+
+    def mixture(shared=()):
+        kinds = (("value/a.anchor", "value/code/a"), ("value/a.anchor", "type/a.anchor"),
+                 ("module/a.anchor", "module/code/a"))
+        modules = [shaped(f"mod{i}", skeleton, *kinds[i % 3], *shared) for i in range(12)]
+        class_types = [shaped(f"ct{i}", skeleton, "method/a.anchor", "method/code/a",
+                              *(("inherit/a",) if i % 2 else ()), *shared) for i in range(12)]
+        indices = [page(f"index{i}", "letters/a") for i in range(5)]
+        functions = [page(f"f{i}", "decl/a") for i in range(5)]
+        return model_of([modules + class_types, indices, functions])  # the chrome: what most classes show
+
+    model = mixture()
+    assert told_apart_members(model, 0, site_chrome(model)) is None
+    split = mixed_members(model, 0, site_chrome(model))
+    assert split is not None and sorted(split) == sorted(f"ct{i}" for i in range(12))
+    # sides that share a content section on one skeleton are what refinement merges: kept
+    both = mixture(shared=("summary/a",))
+    assert mixed_members(both, 0, site_chrome(both)) is None
+    # a side whose sections are each on a few of its pages has no template of its own to show
+    # (SQLite's documents: one header, links in paragraphs, lists and tables in every combination)
+    modules = [p for p in model.classes[0].members if p.startswith("mod")]
+    loose = [shaped(f"x{i}", skeleton, f"p{i % 6}/a", f"p{(i + 1) % 6}/a") for i in range(12)]
+    few = model_of([[model.pages[u] for u in modules] + loose,
+                    [model.pages[u] for u in model.classes[1].members],
+                    [model.pages[u] for u in model.classes[2].members]])
+    assert mixed_members(few, 0, site_chrome(few)) is None
+
+
 def test_a_lone_twin_joins_the_class_that_holds_its_schema():
     # the update placed one overview with the class pages while the model was young; two or
     # more pages with its very link sections are overviews: it goes to them, where classify

@@ -99,7 +99,8 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     whose adaptive code is shorter (``SIDE_ROUNDS``), kept when it codes shorter
     than the whole.  The two sides must be what refinement would keep apart —
     core sections not nested and not mostly shared beyond the chrome, tag-path
-    fingerprints below the merge similarity — or refinement would merge them back;
+    fingerprints below the merge similarity unless each side has content sections
+    of its own and none in common — or refinement would merge them back;
     with a margin (``SPLIT_CORE_SHARE``), or it does so as the classes grow.  O(paths² · members / 64)
     word operations per class (presence columns are integers used as bit sets).
     """
@@ -150,8 +151,14 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     if (nested(core_a, core_b, chrome, min(len(inside), len(outside)))
             or len((core_a & core_b) - chrome) > len(core_a ^ core_b)):
         return None
+    # on one skeleton, two templates are sides each with content sections of its own and none
+    # in common, which refinement does not merge back (``refine`` rule 1): odoc writes modules
+    # and class types on one skeleton, told apart only by the kind of their sections
+    # (docs/design.md, item 32)
+    frame = chrome if len(model.classes) >= CHROME_CLASSES else set()
     prints = (Candidate([model.pages[u] for u in urls]).fingerprint for urls in (inside, outside))
-    if jaccard(*prints) >= FINGERPRINT_SIMILARITY:
+    if (((core_a & core_b) - frame or not (core_a - frame and core_b - frame))
+            and jaccard(*prints) >= FINGERPRINT_SIMILARITY):
         return None
     return min(inside, outside, key=len)
 
