@@ -179,6 +179,24 @@ CORPORA = {
             ("package", r"^([^/]+/)?index\.html$"),
             ("module", r"/index\.html$"),
         ]),
+    "crystal": dict(
+        package="crystal-doc", version="1.6.0+dfsg-3", generator="crystal docs (Crystal 1.6)",
+        root="crystal-doc/usr/share/doc/crystal/api-docs", entry="index.html", extra=True,
+        # one page per type, every page with the whole type tree in its sidebar (~950 links); the
+        # generator renders every kind with one template, the kind named in the page's heading;
+        # a class and a struct page are laid out alike (superclasses, constructors, methods): scored
+        # once more as one type
+        coarse={"struct": "class"},
+        classes=[],
+        markers=[
+            ("class", rb'<span class="kind">(abstract )?class</span>'),
+            ("struct", rb'<span class="kind">(abstract )?struct</span>'),
+            ("module", rb'<span class="kind">module</span>'),
+            ("enum", rb'<span class="kind">enum</span>'),
+            ("alias", rb'<span class="kind">alias</span>'),
+            ("annotation", rb'<span class="kind">annotation</span>'),
+            ("index", rb'<div class="main-content">'),
+        ]),
     "sqlite": dict(
         package="sqlite3-doc", version="3.40.1-2+deb12u2", generator="SQLite's own Tcl scripts (www.sqlite.org)",
         root="sqlite3-doc/usr/share/doc/sqlite3", entry="index.html", extra=True,
