@@ -60,6 +60,19 @@ def test_a_closed_set_of_ids_at_one_place_is_the_template():
     assert speller.spell("html/body/div/ul#promo-once/li/a") == "html/body/div/ul/li/a"
 
 
+def test_a_place_whose_rare_values_are_rare_observations_is_closed():
+    # a generator's section headings on most pages, and a doc comment's own heading on a few: most
+    # distinct values are seen once, but nearly every observation is one of the template's
+    speller = PathSpeller()
+    for i in range(60):
+        headings = ["defined-in", *(["method-summary"] if i % 4 else []), *(["constructors"] if i % 2 else []),
+                    *([f"example{i}"] if i < 5 else [])]
+        speller.observe(heading_page(*headings))
+    speller.settle()
+    assert speller.spell("html/body/div.main/h3#constructors/a") == "html/body/div.main/h3#constructors/a"
+    assert speller.spell("html/body/div.main/h3#example0/a") == "html/body/div.main/h3/a"
+
+
 def test_a_nested_list_is_one_path_whatever_its_depth():
     assert collapse_runs("html/body/ul.tree/li/ul/li/ul/li/a") == collapse_runs("html/body/ul.tree/li/ul/li/a")
     assert collapse_runs("html/body/div/div/div/p") == "html/body/div/p"

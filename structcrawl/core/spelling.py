@@ -15,10 +15,14 @@ alone cannot tell a template id from a content id, the site can, in two ways:
   ones on one page each, so recurrence alone keeps the common ones, and two
   pages of one type differ by the headings they happen to have.  A template's
   ids are a handful of values, each on many pages; content keeps coining new
-  ones.  The share of values seen once is the Good–Turing estimate of how
-  often the place shows a value never seen before: where most values at a
-  place were seen on one page only, the place is content and none of its ids
-  is kept.
+  ones.  Where most values at a place were seen on one page only, the place
+  is content and none of its ids is kept — unless those values are rare among
+  the place's observations: Good–Turing's estimate of how often the place
+  shows a value never seen before is the share of its *observations* that
+  are values seen once (Good–Turing).  crystal's section headings
+  (``h2#enum-members``, ``h2#constructors``) share their place with the doc
+  comments' own headings, 24 of its 41 values but 24 of ~3,030 observations:
+  a closed place, its recurring values kept.
 
 Generators also lay one list out two ways: a short list plainly, a long one
 cut into columns of a layout table or boxes (QDoc's "all members" pages, a
@@ -52,6 +56,9 @@ from structcrawl.core.features import collapse_runs
 
 #: Pages an id value must appear on, at one place, to be part of the template.
 ID_EVIDENCE = 2
+#: A place whose observations are this rarely a value seen once is closed, however many distinct
+#: values the rare ones add (Good–Turing's estimate of a new value, over observations).
+NEW_VALUE_SHARE = 0.05
 #: Steps of a list below a wrapper, at least (list, item, link).
 WRAPPER_TAIL = 3
 #: A wrapper is dropped only around a whole list: the step below it opens one of these ...
@@ -146,7 +153,9 @@ class PathSpeller:
         kept = set()
         for place, values in self.pages_with.items():
             recurring = [v for v, n in values.items() if n >= ID_EVIDENCE]
-            if 2 * len(recurring) >= len(values):  # a closed vocabulary: see the module docstring
+            once = sum(1 for n in values.values() if n == 1)
+            # a closed vocabulary: see the module docstring
+            if 2 * len(recurring) >= len(values) or once <= NEW_VALUE_SHARE * sum(values.values()):
                 kept.update(f"{place}#{v}" for v in recurring)
         wrappers = {key for long, n in self.path_pages.items() if n >= ID_EVIDENCE
                     for short, key in self._wrapped(long)
