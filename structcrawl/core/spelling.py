@@ -17,9 +17,9 @@ alone cannot tell a template id from a content id, the site can, in two ways:
   ids are a handful of values, each on many pages; content keeps coining new
   ones.  Where most values at a place were seen on one page only, the place
   is content and none of its ids is kept — unless those values are rare among
-  the place's observations: Good–Turing's estimate of how often the place
+  the place's observations: the Good–Turing estimate of how often the place
   shows a value never seen before is the share of its *observations* that
-  are values seen once (Good–Turing).  crystal's section headings
+  are values seen once.  crystal's section headings
   (``h2#enum-members``, ``h2#constructors``) share their place with the doc
   comments' own headings, 24 of its 41 values but 24 of ~3,030 observations:
   a closed place, its recurring values kept.
