@@ -183,10 +183,11 @@ CORPORA = {
         package="crystal-doc", version="1.6.0+dfsg-3", generator="crystal docs (Crystal 1.6)",
         root="crystal-doc/usr/share/doc/crystal/api-docs", entry="index.html", extra=True,
         # one page per type, every page with the whole type tree in its sidebar (~950 links); the
-        # generator renders every kind with one template, the kind named in the page's heading;
-        # a class and a struct page are laid out alike (superclasses, constructors, methods): scored
-        # once more as one type
-        coarse={"struct": "class"},
+        # generator renders every kind with one template (type.html), the kind named in the page's
+        # heading and its blocks optional (superclasses, constructors, enum members, alias
+        # definition): scored once more as one type, as the visible corpora's truth scores
+        # Javadoc's classes, interfaces and enums, Doxygen's classes, structs and unions
+        coarse={kind: "type" for kind in ("class", "struct", "module", "enum", "alias", "annotation")},
         classes=[],
         markers=[
             ("class", rb'<span class="kind">(abstract )?class</span>'),

@@ -336,11 +336,14 @@ def model_document(
         "placement": placement_document(model.reference(), model.bare()),
         # online refinement (structcrawl.core.refine, UXClust §3.3 during the crawl): which class was folded into
         # which, after which model update, at which fingerprint similarity; in the order they happened
-        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling) and the
-        # layout wrappers dropped from them ([place, wrapper steps]): a page is spelled with them
-        # before it is classified
+        # the template ids kept in collection paths ("place#id", structcrawl.core.spelling), the
+        # layout wrappers dropped from them ([place, wrapper steps]) and the class tokens that mark
+        # where a page sits in a navigation tree ([tag, [tokens], [marker tokens]]): a page is
+        # spelled with them before it is classified
         "spelling": {"ids": sorted(model.speller.kept),
-                     "wrappers": [list(w) for w in sorted(model.speller.wrappers)]},
+                     "wrappers": [list(w) for w in sorted(model.speller.wrappers)],
+                     "markers": [[tag, list(tokens), list(marker)]
+                                 for tag, tokens, marker in sorted(model.speller.markers)]},
         "merges": [
             {"kept": int(m.kept), "merged": int(m.merged), "similarity": float(m.similarity), "update": int(m.update)}
             for m in getattr(explorer, "merges", ())
@@ -591,8 +594,13 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     _expect(isinstance(wrappers, list) and all(isinstance(w, list) and len(w) == 2
                                                and all(isinstance(x, str) for x in w) for w in wrappers),
             source, "malformed 'spelling.wrappers' (expected a list of [place, wrapper] string pairs)")
+    markers = spelling.get("markers", [])  # models written before markers were dropped have none
+    _expect(isinstance(markers, list) and all(
+        isinstance(m, list) and len(m) == 3 and isinstance(m[0], str)
+        and all(isinstance(t, list) and all(isinstance(x, str) for x in t) for t in m[1:]) for m in markers),
+            source, "malformed 'spelling.markers' (expected a list of [tag, [tokens], [marker tokens]])")
     model = rebuild_site_model(costs, specs)
-    model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers])
+    model.speller = PathSpeller(spelling["ids"], [tuple(w) for w in wrappers], markers)
     placing = document.get("placement")  # models written before it place no page by its tag paths
     if placing is not None:
         _expect(_placement_ok(placing, infos), source,

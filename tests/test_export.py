@@ -43,6 +43,7 @@ def test_top_level_layout(crawl):
                         "placement", "spelling", "merges", "history", "checks"}
     assert doc["spelling"]["ids"] == sorted(crawl[2].model.speller.kept)
     assert doc["spelling"]["wrappers"] == [list(w) for w in sorted(crawl[2].model.speller.wrappers)]
+    assert doc["spelling"]["markers"] == [[t, list(s), list(m)] for t, s, m in sorted(crawl[2].model.speller.markers)]
     assert doc["site"] == {"start_url": BASE + "/", "host": "127.0.0.1:8000"}
     explorer = crawl[2]
     assert doc["crawl"]["pages_modelled"] == len(explorer.model.pages)
@@ -241,6 +242,19 @@ def test_dropped_wrappers_travel_with_the_model(crawl):
     assert loads_model(dumps(doc)).site_model.speller.wrappers == frozenset()
     doc["spelling"]["wrappers"] = [["only one"]]
     with pytest.raises(ModelFormatError, match="spelling.wrappers"):
+        loads_model(dumps(doc))
+
+
+def test_markers_travel_with_the_model(crawl):
+    doc = document(crawl)
+    doc["spelling"]["markers"] = [["li", ["current", "open", "parent"], ["current", "open"]]]
+    loaded = loads_model(dumps(doc))
+    assert loaded.site_model.speller.spell("html/body/ul/li.current.open.parent/ul/li/a") \
+        == "html/body/ul/li.parent/ul/li/a"
+    del doc["spelling"]["markers"]  # a model written before markers were dropped
+    assert loads_model(dumps(doc)).site_model.speller.markers == frozenset()
+    doc["spelling"]["markers"] = [["li", "current"]]
+    with pytest.raises(ModelFormatError, match="spelling.markers"):
         loads_model(dumps(doc))
 
 

@@ -182,3 +182,108 @@ def test_a_wrapper_needs_two_pages_of_each_form_and_a_whole_list_below_it():
         speller.observe([bare])
     speller.settle()
     assert speller.spell(boxed) == boxed
+
+
+TREE = "html/body/div.sidebar/ul"
+
+
+def tree_page(current: str, parent: str | None) -> str:
+    """A sidebar with the whole type tree, the current type and its open parent marked."""
+    items = []
+    for top in ("Array", "Hash", "IO"):
+        children = [f"{top}{c}" for c in ("A", "B")]
+        marks = " current open" if top == parent else " current" if top == current else ""
+        inner = "".join(f'<li{" class=current" if c == current else ""}><a href="/{c}.html">{c}</a></li>'
+                        for c in children)
+        items.append(f'<li class="parent{marks}"><a href="/{top}.html">{top}</a><ul>{inner}</ul></li>')
+    items += [f'<li{" class=current" if current == leaf else ""}><a href="/{leaf}.html">{leaf}</a></li>'
+              for leaf in ("Nil", "Void")]
+    return (f'<html><body><div class="sidebar"><ul>{"".join(items)}</ul></div>'
+            f'<div class="main"><a href="/{current}/method.html">m</a></div></body></html>')
+
+
+def test_the_current_item_of_a_navigation_tree_is_spelled_as_its_list():
+    # a top-level type, a nested one and a leaf mark different items of one tree: one template
+    pages = [extract(tree_page(c, p), f"http://s.test/{c}.html")
+             for c, p in (("Array", None), ("HashA", "Hash"), ("IOB", "IO"), ("Nil", None), ("Hash", None))]
+    speller = PathSpeller()
+    for f in pages:
+        speller.observe(f.collections, f.url)
+    assert speller.settle()
+    spelled = [frozenset(speller.collections(f.collections)) for f in pages]
+    assert spelled[0] == spelled[1] == spelled[2] == spelled[3] == spelled[4]
+    assert spelled[0] == {f"{TREE}/li/a", f"{TREE}/li.parent/a", f"{TREE}/li.parent/ul/li/a", "html/body/div.main/a"}
+    # the model carries the markers: a speller built from them spells as this one
+    again = PathSpeller(speller.kept, speller.wrappers, speller.markers)
+    assert again.spell(f"{TREE}/li.current.open.parent/ul/li.current/a") \
+        == speller.spell(f"{TREE}/li.current.open.parent/ul/li.current/a") in spelled[0]
+
+
+def test_a_class_variant_is_a_marker_only_beside_its_twin_in_the_navigation_on_the_way_to_the_page():
+    current, plain = f"{TREE}/li.current/a", f"{TREE}/li/a"
+    deprecated, body = f"{MAIN}/ul.deprecated/li/a", f"{MAIN}/ul/li/a"
+
+    def observe(speller, url, *paths, own=()):
+        speller.observe({p: (url if p in own else "http://s.test/other",) for p in paths}, url)
+
+    speller = PathSpeller()
+    for i in range(4):
+        # the current item beside the tree's other items, the link to the page itself
+        observe(speller, f"http://s.test/{i}", current, plain, body, own=[current])
+        # a list's decorated items beside its plain ones, not on the way to the page's own link
+        observe(speller, f"http://s.test/d{i}", plain, deprecated, body)
+    # a self link decorated beside a content list that only some pages show (Haddock's "#" links)
+    for i in range(2):
+        observe(speller, f"http://s.test/h{i}", plain, f"{MAIN}/p.src/a.selflink", f"{MAIN}/p.src/a",
+                own=[f"{MAIN}/p.src/a.selflink"])
+    assert speller.settle()
+    assert speller.spell(current) == plain
+    assert speller.spell(deprecated) == deprecated
+    assert speller.spell(f"{MAIN}/p.src/a.selflink") == f"{MAIN}/p.src/a.selflink"
+    # beside its twin on one page only: not yet evidence; beside on too few of the pages showing it: none
+    speller = PathSpeller()
+    observe(speller, "http://s.test/1", current, plain, own=[current])
+    observe(speller, "http://s.test/2", plain)
+    speller.settle()
+    assert speller.spell(current) == current
+    for i in range(3):
+        observe(speller, f"http://s.test/c{i}", current, own=[current])
+    speller.settle()
+    assert speller.spell(current) == current
+
+
+def test_a_crawl_keeps_one_class_for_pages_that_sit_at_different_places_of_the_tree():
+    # every type page shows the whole type tree with its own place marked; a top-level type and a
+    # nested one are one template
+    from structcrawl.core.explorer import run_offline
+
+    tops = ["Array", "Hash", "IO", "Set", "Time"]
+    nested = {top: [f"{top}{c}" for c in "ABCD"] for top in tops}
+    leaves = ["Nil", "Void", "Bool"]
+    names = tops + [n for kids in nested.values() for n in kids] + leaves
+    base = "http://s.test/"
+
+    def type_page(current: str) -> str:
+        items = []
+        for top in tops:
+            opened = current in nested[top]
+            marks = " current open" if opened else " current" if top == current else ""
+            inner = "".join(f'<li{" class=current" if c == current else ""}><a href="/{c}.html">{c}</a></li>'
+                            for c in nested[top])
+            items.append(f'<li class="parent{marks}"><a href="/{top}.html">{top}</a><ul>{inner}</ul></li>')
+        items += [f'<li{" class=current" if leaf == current else ""}><a href="/{leaf}.html">{leaf}</a></li>'
+                  for leaf in leaves]
+        methods = "".join(f'<li><a href="/{current}/m{i}.html">m{i}</a></li>' for i in range(3))
+        return (f'<html><body><div class="sidebar"><ul>{"".join(items)}</ul></div>'
+                f'<div class="main"><h1>{current}</h1><ul class="methods">{methods}</ul></div></body></html>')
+
+    def fetch(url: str):
+        name = url[len(base):].removesuffix(".html")
+        if url == base:
+            return url, type_page("index").encode()
+        return (url, type_page(name).encode()) if name in names else None
+
+    explorer = run_offline(fetch, base, stop="exhaust")
+    classes = {explorer.model.page_class[base + f"{n}.html"] for n in names}
+    assert len(classes) == 1
+    assert explorer.model.speller.markers

@@ -179,7 +179,7 @@ class Explorer:
         self.frontier.mark_issued(f.url for f in fresh)
         speller = self.model.speller
         for f in fresh:
-            speller.observe(f.collections)
+            speller.observe(f.collections, f.url)
         arrived = [self._page(f.url, f.collections, f.tag_paths, f.element_paths) for f in fresh]
         if self.model.classes:
             for page in arrived:
@@ -227,8 +227,9 @@ class Explorer:
         frontier rebuilt on the new classes and spelling.  When the stop rule fires, the
         model is refined once more.  O(pages modelled) per check in dict lookups; the
         re-clustering is O(pages × classes)."""
-        spelled_before = PathSpeller(self.model.speller.kept, self.model.speller.wrappers)
-        if self.model.speller.settle():
+        speller = self.model.speller
+        spelled_before = PathSpeller(speller.kept, speller.wrappers, speller.markers)
+        if speller.settle():
             self._respell(spelled_before)
         if self.recluster:
             self._recluster()

@@ -37,12 +37,30 @@ whole list (the step below opens ``ul``/``ol``/``dl``/``table``) that are no
 list themselves: erl_docgen puts a paragraph's inline links in a data-type
 box on reference pages and in none on chapter pages, which are another type.
 
+A navigation tree marks where the page sits in it: crystal's type tree opens
+the current type's parent (``li.current.open.parent``) and marks the current
+item (``li.current``), as Sphinx's toctrees mark ``current`` and CMS menus
+``active``.  The marked path is the position of the page, not its template: a
+type at the top level and a nested one of the same template showed different
+paths and went into two classes.  A *marker* is a set of class tokens of one
+step on the way to the page's own link that the page also shows without: the
+same path with those tokens left out (and any other marker of the path with
+them) is on the same page, the unmarked items of the same list.  Tokens seen
+so (beside a twin, on the way to the page's own link) on at least
+``MARKER_SHARE`` of the pages that show them, and on ``ID_EVIDENCE`` pages or more, are
+dropped from that step when the twins are the site's navigation, on
+``NAVIGATION_SHARE`` of the pages seen (for ``MARKER_SHARE`` of the sightings).
+Each condition keeps a template's own variant of a list: DocBook's "Since"
+paragraphs beside the text's (not the way to the page), Haddock's "#" links
+(``p.src/a.selflink``, to the page itself) beside the signature's type links
+(the page's content, not the site's navigation).
+
 Repeated runs of steps are then folded (``features.collapse_runs``).
 
 The counts grow with every page; what is kept changes only at ``settle()``,
 which the explorer calls at each check and then re-spells every modelled page
 (``Explorer._respell``), so that all the pages of a model are spelled one way.
-The kept ids and the dropped wrappers are exported with the model so that
+The kept ids, the dropped wrappers and the markers are exported with the model so that
 classification spells pages the same way.
 """
 
@@ -50,7 +68,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from structcrawl.core.features import collapse_runs
 
@@ -59,6 +77,13 @@ ID_EVIDENCE = 2
 #: A place whose observations are this rarely a value seen once is closed, however many distinct
 #: values the rare ones add (Good–Turing's estimate of a new value, over observations).
 NEW_VALUE_SHARE = 0.05
+#: Share of the pages showing a step's class tokens on which the step is on the way to the page's own
+#: link and its path also stands without some of them, for those tokens to be a marker: a marked item
+#: stands beside the unmarked items of its list but for a list of one item.
+MARKER_SHARE = 0.9
+#: Share of the pages seen that show a marked path's twin, at least: markers say where the page sits
+#: in the site's navigation, shown on most pages.
+NAVIGATION_SHARE = 0.5
 #: Steps of a list below a wrapper, at least (list, item, link).
 WRAPPER_TAIL = 3
 #: A wrapper is dropped only around a whole list: the step below it opens one of these ...
@@ -90,6 +115,36 @@ def id_places(path: str) -> list[tuple[str, str]]:
     return keys
 
 
+_Steps = tuple[tuple[str, str | None, tuple[str, ...]], ...]
+
+
+def _steps(path: str) -> _Steps:
+    """(tag, id, class tokens) per step of a path."""
+    return tuple((tag, ident, tuple(classes[1:].split(".")) if classes else ()) for tag, ident, classes in _parts(path))
+
+
+def _marked(paths: list[_Steps]) -> set[tuple[str, tuple[str, ...], tuple[str, ...], str]]:
+    """(tag, tokens, marker tokens, twin's place) of the steps of one page's ``paths`` whose path
+    stands beside a twin on the page: the same tags and ids, at every step a subset of the tokens
+    (the twin with the fewest tokens: a nested marked item is marked at each level)."""
+    by_tags: dict[tuple, list[_Steps]] = {}
+    for path in paths:
+        by_tags.setdefault(tuple((tag, ident) for tag, ident, _tokens in path), []).append(path)
+    out = set()
+    for group in by_tags.values():
+        if len(group) < 2:
+            continue
+        for path in group:
+            twins = [other for other in group if other is not path
+                     and all(set(b[2]) <= set(a[2]) for a, b in zip(path, other))]
+            if twins:
+                twin = min(twins, key=lambda other: (sum(len(step[2]) for step in other), other))
+                place = "/".join(tag + "".join(f".{t}" for t in plain) for tag, _ident, plain in twin)
+                out.update((tag, tokens, tuple(t for t in tokens if t not in plain), place)
+                           for (tag, _ident, tokens), (_tag, _id, plain) in zip(path, twin) if tokens != plain)
+    return out
+
+
 def _tag(step: str) -> str:
     return _STEP.match(step).group(1)
 
@@ -100,16 +155,19 @@ def _place(path: str) -> str:
 
 
 class PathSpeller:
-    """Counts, per place, the pages showing each id value, and the pages showing each id-less
-    path; spells paths with the ids kept and the wrappers dropped at the last ``settle()``.
+    """Counts, per place, the pages showing each id value, the pages showing each id-less path and
+    the marked steps beside their twins; spells paths with the ids kept and the wrappers and markers
+    dropped at the last ``settle()``.
 
-    * ``observe(paths)``: count the ids and id-less paths of one page's collection paths.
-    * ``settle()`` -> bool: keep the ids and drop the wrappers the counts now support; True
-      when that changed the spelling (every path spelled before must then be spelled again).
-    * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids and dropped wrappers.
+    * ``observe(paths)``: count the ids, id-less paths and marked steps of one page's collection paths.
+    * ``settle()`` -> bool: keep the ids and drop the wrappers and markers the counts now support;
+      True when that changed the spelling (every path spelled before must then be spelled again).
+    * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids, dropped wrappers and
+      markers.
     """
 
-    def __init__(self, kept: Iterable[str] = (), wrappers: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, kept: Iterable[str] = (), wrappers: Iterable[tuple[str, str]] = (),
+                 markers: Iterable[tuple[str, Iterable[str], Iterable[str]]] = ()) -> None:
         #: place -> id value -> pages showing it there
         self.pages_with: dict[str, Counter] = {}
         self.kept: frozenset[str] = frozenset(kept)  #: "place#id" keys spelled out
@@ -117,10 +175,26 @@ class PathSpeller:
         self.wrappers: frozenset[tuple[str, str]] = frozenset(tuple(w) for w in wrappers)
         self.path_pages: Counter = Counter()  #: id-less path -> pages showing it
         self.together: set[tuple[str, str]] = set()  #: wrappers whose two forms met on one page
+        self.pages_seen = 0
+        #: (tag, class tokens) of a step -> pages showing it; (tag, tokens, marker tokens) -> pages on
+        #: which a path through the step stood beside its twin without the marker tokens; the same
+        #: with the twin's place appended -> pages on which it was that twin
+        self.step_pages: Counter = Counter()
+        self.beside: Counter = Counter()
+        self.twins: Counter = Counter()
+        #: (tag, class tokens, marker tokens) dropped from a step: where the page sits in a tree
+        self.markers: frozenset[tuple[str, tuple[str, ...], tuple[str, ...]]] = frozenset(
+            (tag, tuple(tokens), tuple(marker)) for tag, tokens, marker in markers)
+        self._unmarked = self._unmarking(self.markers)
         self._splits: dict[str, list[tuple[str, tuple[str, str]]]] = {}
         self._cache: dict[str, str] = {}
 
-    def observe(self, paths: Iterable[str]) -> None:
+    def observe(self, paths: Iterable[str] | Mapping[str, Sequence[str]], url: str | None = None) -> None:
+        """Count one page's collection paths; markers are learnt only from a page whose ``url`` is
+        given with its collections (``paths``: path -> URLs), the steps on the way to its own link."""
+        own = {path for path, urls in paths.items() if url in urls} if url is not None else set()
+        paths = list(paths)
+        self.pages_seen += 1
         keys = set()
         places = set()
         for path in paths:
@@ -130,6 +204,13 @@ class PathSpeller:
         for place, ident in keys:
             self.pages_with.setdefault(place, Counter())[ident] += 1
         self.path_pages.update(places)
+        steps = [_steps(path) for path in paths]
+        self.step_pages.update({(tag, tokens) for path in steps for tag, _ident, tokens in path if tokens})
+        # a marker says where the page sits: it marks the way to the page's own link
+        leading = {(tag, tokens) for path in own for tag, _ident, tokens in _steps(path) if tokens}
+        marked = {key for key in _marked(steps) if key[:2] in leading}
+        self.twins.update(marked)
+        self.beside.update({key[:3] for key in marked})
         for long in places:
             for short, key in self._wrapped(long):
                 if short in places:
@@ -160,12 +241,33 @@ class PathSpeller:
         wrappers = {key for long, n in self.path_pages.items() if n >= ID_EVIDENCE
                     for short, key in self._wrapped(long)
                     if self.path_pages.get(short, 0) >= ID_EVIDENCE and key not in self.together}
-        if kept == self.kept and wrappers == self.wrappers:
+        best: dict[tuple[str, tuple[str, ...]], tuple[int, int, tuple[str, ...]]] = {}
+        navigation = NAVIGATION_SHARE * self.pages_seen
+        sightings, in_navigation = Counter(), Counter()
+        for (tag, tokens, marker, twin), n in self.twins.items():
+            sightings[(tag, tokens, marker)] += n
+            if self.path_pages[twin] >= navigation:
+                in_navigation[(tag, tokens, marker)] += n
+        for (tag, tokens, marker), n in self.beside.items():
+            if (n >= ID_EVIDENCE and n >= MARKER_SHARE * self.step_pages[(tag, tokens)]
+                    and in_navigation[(tag, tokens, marker)] >= MARKER_SHARE * sightings[(tag, tokens, marker)]):
+                best[(tag, tokens)] = max(best.get((tag, tokens), (0, 0, ())), (n, len(marker), marker))
+        markers = {(tag, tokens, marker) for (tag, tokens), (_n, _len, marker) in best.items()}
+        if kept == self.kept and wrappers == self.wrappers and markers == self.markers:
             return False
         self.kept = frozenset(kept)
         self.wrappers = frozenset(wrappers)
+        self.markers = frozenset(markers)
+        self._unmarked = self._unmarking(self.markers)
         self._cache.clear()
         return True
+
+    @staticmethod
+    def _unmarking(markers: Iterable[tuple[str, tuple[str, ...], tuple[str, ...]]]
+                   ) -> dict[tuple[str, str], str]:
+        """(tag, ``.class.tokens``) of a marked step -> its ``.class.tokens`` without the marker."""
+        return {(tag, "".join(f".{t}" for t in tokens)): "".join(f".{t}" for t in tokens if t not in marker)
+                for tag, tokens, marker in markers}
 
     def spell(self, path: str) -> str:
         spelled = self._cache.get(path)
@@ -175,6 +277,7 @@ class PathSpeller:
             for tag, ident, classes in _parts(path):
                 prefix = f"{prefix}/{tag}{classes}" if prefix else f"{tag}{classes}"
                 keep = ident is not None and f"{prefix}#{ident}" in self.kept
+                classes = self._unmarked.get((tag, classes), classes)
                 steps.append(f"{tag}#{ident}{classes}" if keep else f"{tag}{classes}")
             if self.wrappers:
                 steps = self._unwrapped(path, steps)
