@@ -159,7 +159,8 @@ class PathSpeller:
     the marked steps beside their twins; spells paths with the ids kept and the wrappers and markers
     dropped at the last ``settle()``.
 
-    * ``observe(paths)``: count the ids, id-less paths and marked steps of one page's collection paths.
+    * ``observe(paths, url)``: count the ids, id-less paths and marked steps of one page's collection
+      paths (``url``: the page's own, with its collections as ``paths``, for the markers).
     * ``settle()`` -> bool: keep the ids and drop the wrappers and markers the counts now support;
       True when that changed the spelling (every path spelled before must then be spelled again).
     * ``spell(path)``, ``collections(raw)``: the spelling under the kept ids, dropped wrappers and
@@ -204,11 +205,11 @@ class PathSpeller:
         for place, ident in keys:
             self.pages_with.setdefault(place, Counter())[ident] += 1
         self.path_pages.update(places)
-        steps = [_steps(path) for path in paths]
-        self.step_pages.update({(tag, tokens) for path in steps for tag, _ident, tokens in path if tokens})
+        steps = {path: _steps(path) for path in paths}
+        self.step_pages.update({(tag, tokens) for path in steps.values() for tag, _ident, tokens in path if tokens})
         # a marker says where the page sits: it marks the way to the page's own link
-        leading = {(tag, tokens) for path in own for tag, _ident, tokens in _steps(path) if tokens}
-        marked = {key for key in _marked(steps) if key[:2] in leading}
+        leading = {(tag, tokens) for path in own for tag, _ident, tokens in steps[path] if tokens}
+        marked = {key for key in _marked(list(steps.values())) if key[:2] in leading}
         self.twins.update(marked)
         self.beside.update({key[:3] for key in marked})
         for long in places:
