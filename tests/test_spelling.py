@@ -224,7 +224,9 @@ def test_a_class_variant_is_a_marker_only_beside_its_twin_in_the_navigation_on_t
     deprecated, body = f"{MAIN}/ul.deprecated/li/a", f"{MAIN}/ul/li/a"
 
     def observe(speller, url, *paths, own=()):
-        speller.observe({p: (url if p in own else "http://s.test/other",) for p in paths}, url)
+        # the tree's links are the same on every page, a page's content links its own
+        speller.observe({p: (url,) if p in own else ("http://s.test/a", "http://s.test/b") if p.startswith(TREE)
+                         else (f"{url}/{p}",) for p in paths}, url)
 
     speller = PathSpeller()
     for i in range(4):
@@ -232,7 +234,7 @@ def test_a_class_variant_is_a_marker_only_beside_its_twin_in_the_navigation_on_t
         observe(speller, f"http://s.test/{i}", current, plain, body, own=[current])
         # a list's decorated items beside its plain ones, not on the way to the page's own link
         observe(speller, f"http://s.test/d{i}", plain, deprecated, body)
-    # a self link decorated beside a content list that only some pages show (Haddock's "#" links)
+    # a self link decorated beside a content list (Haddock's "#" links beside a signature's type links)
     for i in range(2):
         observe(speller, f"http://s.test/h{i}", plain, f"{MAIN}/p.src/a.selflink", f"{MAIN}/p.src/a",
                 own=[f"{MAIN}/p.src/a.selflink"])

@@ -48,12 +48,15 @@ same path with those tokens left out (and any other marker of the path with
 them) is on the same page, the unmarked items of the same list.  Tokens seen
 so (beside a twin, on the way to the page's own link) on at least
 ``MARKER_SHARE`` of the pages that show them, and on ``ID_EVIDENCE`` pages or more, are
-dropped from that step when the twins are the site's navigation, on
-``NAVIGATION_SHARE`` of the pages seen (for ``MARKER_SHARE`` of the sightings).
-Each condition keeps a template's own variant of a list: DocBook's "Since"
-paragraphs beside the text's (not the way to the page), Haddock's "#" links
-(``p.src/a.selflink``, to the page itself) beside the signature's type links
-(the page's content, not the site's navigation).
+dropped from that step when the twins are navigation (for ``MARKER_SHARE`` of
+the sightings): the same links page after page, a closed vocabulary of URLs
+by the Good–Turing test of the ids (links seen once ≤ ``NEW_VALUE_SHARE`` of
+those seen).  Each condition keeps a template's own variant of a list:
+DocBook's "Since" paragraphs beside the text's (not the way to the page),
+Haddock's "#" links (``p.src/a.selflink``, to the page itself) beside the
+signature's type links (each page's own: content, not navigation).  A
+sub-site's navigation counts as much as the whole site's: the GHC manual's
+toctree is navigation on its 169 pages of the 3,471.
 
 Repeated runs of steps are then folded (``features.collapse_runs``).
 
@@ -81,9 +84,6 @@ NEW_VALUE_SHARE = 0.05
 #: link and its path also stands without some of them, for those tokens to be a marker: a marked item
 #: stands beside the unmarked items of its list but for a list of one item.
 MARKER_SHARE = 0.9
-#: Share of the pages seen that show a marked path's twin, at least: markers say where the page sits
-#: in the site's navigation, shown on most pages.
-NAVIGATION_SHARE = 0.5
 #: Steps of a list below a wrapper, at least (list, item, link).
 WRAPPER_TAIL = 3
 #: A wrapper is dropped only around a whole list: the step below it opens one of these ...
@@ -123,25 +123,25 @@ def _steps(path: str) -> _Steps:
     return tuple((tag, ident, tuple(classes[1:].split(".")) if classes else ()) for tag, ident, classes in _parts(path))
 
 
-def _marked(paths: list[_Steps]) -> set[tuple[str, tuple[str, ...], tuple[str, ...], str]]:
-    """(tag, tokens, marker tokens, twin's place) of the steps of one page's ``paths`` whose path
-    stands beside a twin on the page: the same tags and ids, at every step a subset of the tokens
-    (the twin with the fewest tokens: a nested marked item is marked at each level)."""
-    by_tags: dict[tuple, list[_Steps]] = {}
-    for path in paths:
-        by_tags.setdefault(tuple((tag, ident) for tag, ident, _tokens in path), []).append(path)
+def _marked(paths: Mapping[str, _Steps]) -> set[tuple[str, tuple[str, ...], tuple[str, ...], str]]:
+    """(tag, tokens, marker tokens, twin path) of the steps of one page's ``paths`` (path -> its
+    steps) whose path stands beside a twin on the page: the same tags and ids, at every step a
+    subset of the tokens (the twin with the fewest tokens: a nested marked item is marked at each
+    level)."""
+    by_tags: dict[tuple, list[tuple[str, _Steps]]] = {}
+    for path, steps in paths.items():
+        by_tags.setdefault(tuple((tag, ident) for tag, ident, _tokens in steps), []).append((path, steps))
     out = set()
     for group in by_tags.values():
         if len(group) < 2:
             continue
-        for path in group:
-            twins = [other for other in group if other is not path
-                     and all(set(b[2]) <= set(a[2]) for a, b in zip(path, other))]
+        for path, steps in group:
+            twins = [(other, plain) for other, plain in group if other != path
+                     and all(set(b[2]) <= set(a[2]) for a, b in zip(steps, plain))]
             if twins:
-                twin = min(twins, key=lambda other: (sum(len(step[2]) for step in other), other))
-                place = "/".join(tag + "".join(f".{t}" for t in plain) for tag, _ident, plain in twin)
-                out.update((tag, tokens, tuple(t for t in tokens if t not in plain), place)
-                           for (tag, _ident, tokens), (_tag, _id, plain) in zip(path, twin) if tokens != plain)
+                twin, plain = min(twins, key=lambda t: (sum(len(step[2]) for step in t[1]), t[0]))
+                out.update((tag, tokens, tuple(t for t in tokens if t not in fewer), twin)
+                           for (tag, _ident, tokens), (_tag, _id, fewer) in zip(steps, plain) if tokens != fewer)
     return out
 
 
@@ -176,13 +176,14 @@ class PathSpeller:
         self.wrappers: frozenset[tuple[str, str]] = frozenset(tuple(w) for w in wrappers)
         self.path_pages: Counter = Counter()  #: id-less path -> pages showing it
         self.together: set[tuple[str, str]] = set()  #: wrappers whose two forms met on one page
-        self.pages_seen = 0
         #: (tag, class tokens) of a step -> pages showing it; (tag, tokens, marker tokens) -> pages on
         #: which a path through the step stood beside its twin without the marker tokens; the same
-        #: with the twin's place appended -> pages on which it was that twin
+        #: with the twin's path appended -> pages on which it was that twin
         self.step_pages: Counter = Counter()
         self.beside: Counter = Counter()
         self.twins: Counter = Counter()
+        #: twin path -> URL -> pages showing it under that path
+        self.twin_links: dict[str, Counter] = {}
         #: (tag, class tokens, marker tokens) dropped from a step: where the page sits in a tree
         self.markers: frozenset[tuple[str, tuple[str, ...], tuple[str, ...]]] = frozenset(
             (tag, tuple(tokens), tuple(marker)) for tag, tokens, marker in markers)
@@ -193,9 +194,9 @@ class PathSpeller:
     def observe(self, paths: Iterable[str] | Mapping[str, Sequence[str]], url: str | None = None) -> None:
         """Count one page's collection paths; markers are learnt only from a page whose ``url`` is
         given with its collections (``paths``: path -> URLs), the steps on the way to its own link."""
-        own = {path for path, urls in paths.items() if url in urls} if url is not None else set()
+        links = paths if url is not None else {}
+        own = {path for path, urls in links.items() if url in urls}
         paths = list(paths)
-        self.pages_seen += 1
         keys = set()
         places = set()
         for path in paths:
@@ -209,9 +210,11 @@ class PathSpeller:
         self.step_pages.update({(tag, tokens) for path in steps.values() for tag, _ident, tokens in path if tokens})
         # a marker says where the page sits: it marks the way to the page's own link
         leading = {(tag, tokens) for path in own for tag, _ident, tokens in steps[path] if tokens}
-        marked = {key for key in _marked(list(steps.values())) if key[:2] in leading}
+        marked = {key for key in _marked(steps) if key[:2] in leading}
         self.twins.update(marked)
         self.beside.update({key[:3] for key in marked})
+        for twin in {key[3] for key in marked}:
+            self.twin_links.setdefault(twin, Counter()).update(links[twin])
         for long in places:
             for short, key in self._wrapped(long):
                 if short in places:
@@ -243,11 +246,13 @@ class PathSpeller:
                     for short, key in self._wrapped(long)
                     if self.path_pages.get(short, 0) >= ID_EVIDENCE and key not in self.together}
         best: dict[tuple[str, tuple[str, ...]], tuple[int, int, tuple[str, ...]]] = {}
-        navigation = NAVIGATION_SHARE * self.pages_seen
+        # the site's navigation shows the same links page after page: a closed vocabulary of URLs
+        navigation = {twin for twin, seen in self.twin_links.items()
+                      if sum(1 for n in seen.values() if n == 1) <= NEW_VALUE_SHARE * sum(seen.values())}
         sightings, in_navigation = Counter(), Counter()
         for (tag, tokens, marker, twin), n in self.twins.items():
             sightings[(tag, tokens, marker)] += n
-            if self.path_pages[twin] >= navigation:
+            if twin in navigation:
                 in_navigation[(tag, tokens, marker)] += n
         for (tag, tokens, marker), n in self.beside.items():
             if (n >= ID_EVIDENCE and n >= MARKER_SHARE * self.step_pages[(tag, tokens)]
