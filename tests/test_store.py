@@ -468,6 +468,24 @@ def test_concurrent_open_has_exactly_one_winner(db_url):
 # ---------------------------------------------------------------------------
 
 
+def test_a_finished_job_lists_no_batch_in_flight(db_url, site, capsys):
+    """Batches unanswered when a crawl stopped stable were dropped, not in flight: the table says
+    so by a dash (the JSON record keeps the count)."""
+    from structcrawl.commands.parser import main
+
+    store, session, explorer = open_session(db_url, name="shop")
+    crawl = OfflineCrawl(site, explorer, session)
+    crawl.run(steps=8)
+    assert crawl.queue  # batches handed out, never answered
+    session.close("finished", "model_stable", {"job": "shop"})
+    store.dispose()
+    assert main(["jobs", "--db", db_url]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    assert row[header.index("IN FLIGHT"):].split()[0] == "-"
+    assert main(["jobs", "--db", db_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["in_flight"] == len(crawl.queue)
+
+
 def test_jobs_and_export_commands(db_url, site, tmp_path, capsys, monkeypatch):
     from structcrawl.commands.parser import main
 

@@ -39,6 +39,8 @@ RUNNING, STOPPED, FINISHED = "running", "stopped", "finished"
 FINISHED_REASONS = frozenset({"model_stable", "finished"})
 #: ``parameters["kind"]`` of a focused-harvest job (structcrawl.store.harvest); structure crawls have none.
 HARVEST_KIND = "harvest"
+#: How a user starts a job over, in the command line's words and the spider's.
+_AFRESH = "`--fresh` (`-a fresh=1` with scrapy crawl)"
 #: Parameters that change what the model step does: a resume must use the same ones.
 MODEL_PARAMETERS = ("strategy", "batch_size", "dt", "costs", "stability", "check_pages", "recluster", "scope",
                     "refine")
@@ -234,19 +236,19 @@ def acquire(
                     n = job_counts(conn, info.id)["pages"]
                 raise JobFinishedError(
                     f"job {name!r} is finished ({info.stop_reason or 'done'}, {n} pages modelled); export its "
-                    "model with `structcrawl export`, or crawl it again from scratch with -a fresh=1"
+                    "model with `structcrawl export`, or crawl it again from scratch with " + _AFRESH
                 )
             if info.seed_url != seed_url:
                 raise JobMismatchError(
                     f"job {name!r} was started from {info.seed_url}, not {seed_url}; use another job name "
-                    "(-a job=NAME) or start it afresh with -a fresh=1"
+                    "(`--job NAME`; `-a job=NAME` with scrapy crawl) or start it afresh with " + _AFRESH
                 )
             old, new = model_parameters(info.parameters), model_parameters(parameters)
             if old != new:
                 diff = {k: old[k] for k in old if old[k] != new[k]}
                 raise JobMismatchError(
                     f"job {name!r} was started with {_describe(diff)}; resume it with the same parameters "
-                    "or start it afresh with -a fresh=1"
+                    "or start it afresh with " + _AFRESH
                 )
         # compare-and-set on the token we saw
         seen = S.jobs.c.lock_token.is_(None) if info.lock_token is None else S.jobs.c.lock_token == info.lock_token
