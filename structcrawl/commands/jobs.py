@@ -88,7 +88,8 @@ def write_jobs(records: list[dict[str, Any]], out: IO[str], as_json: bool = Fals
     rows = [
         (r["job"], r["status"], r["stop_reason"] or "-", str(r["pages"]), str(r["classes"]), str(r["batches"]),
          # a finished job's unanswered batches were dropped at its stop, not in flight
-         "-" if r["status"] == "finished" else str(r["in_flight"]), str(r["runs"]), r["updated"], r["start_url"], r["lock"] or "-")
+         "-" if r["status"] == "finished" else str(r["in_flight"]), str(r["runs"]), r["updated"], r["start_url"],
+         r["lock"] or "-")
         for r in records
     ]
     _table(out, header, rows)
