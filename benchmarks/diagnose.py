@@ -30,6 +30,7 @@ import sys
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -59,11 +60,8 @@ def crawl(args: argparse.Namespace) -> explorer_module.Explorer:
         ended["explorer"] = run_offline(*a, **k)
         return ended["explorer"]
 
-    offline_real.run_offline = keep
-    try:
+    with mock.patch.object(offline_real, "run_offline", keep):
         out = offline_real.run(args.corpus, args.strategy, inflight=args.inflight)
-    finally:
-        offline_real.run_offline = run_offline
     print(f"{args.corpus} {args.strategy} at {args.inflight} in flight: {out['fetched']} fetched, "
           f"F* {out['res']['fstar']:.3f}, {out['classes']} classes, stable {out['stable']}")
     return ended["explorer"]
@@ -104,11 +102,8 @@ def show_checks(args: argparse.Namespace) -> None:
             print(f"    untried: class {coll.source} ({self._class_size(coll.source)} pages), on {coll.pages}, "
                   f"{len(coll.urls)} URLs, {coll.path}")
 
-    explorer_module.Explorer.check = traced
-    try:
+    with mock.patch.object(explorer_module.Explorer, "check", traced):
         crawl(args)
-    finally:
-        explorer_module.Explorer.check = check
 
 
 def show_pairs(args: argparse.Namespace) -> None:
@@ -134,11 +129,8 @@ def show_pairs(args: argparse.Namespace) -> None:
                   f"cores beyond the chrome {len(cores[a] - chrome)} / {len(cores[b] - chrome)}")
         refine_confirmed(self)
 
-    explorer_module.Explorer._refine_confirmed = traced
-    try:
+    with mock.patch.object(explorer_module.Explorer, "_refine_confirmed", traced):
         crawl(args)
-    finally:
-        explorer_module.Explorer._refine_confirmed = refine_confirmed
 
 
 def show_decisions(args: argparse.Namespace) -> None:
@@ -167,11 +159,8 @@ def show_decisions(args: argparse.Namespace) -> None:
         print("\n".join(rows))
         return decision
 
-    model_module.SiteModel.update = traced
-    try:
+    with mock.patch.object(model_module.SiteModel, "update", traced):
         crawl(args)
-    finally:
-        model_module.SiteModel.update = update
 
 
 VIEWS = {"classes": show_classes, "checks": show_checks, "pairs": show_pairs, "decide": show_decisions}
