@@ -209,6 +209,19 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, model, tmp_path
     assert_one_error(res, "is finished")
     res = helpers.structcrawl("export", "--db", db_url, "--job", "books", "-o", str(tmp_path / "m.json"))
     assert_one_error(res, "is a harvest, not a structure crawl")
+    # a database holding a harvest only has no structure crawl to export or cluster by default
+    res = helpers.structcrawl("export", "--db", db_url, "-o", str(tmp_path / "m.json"))
+    assert_one_error(res, "holds no structure crawls")
+    # `structcrawl jobs` gives a harvest its own figures: pages fetched and items, no classes or batches
+    res = helpers.structcrawl("jobs", "--db", db_url, "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    record = json.loads(res.stdout)
+    assert record["strategy"] == "harvest" and record["items"] == len(urls)
+    assert record["pages"] >= len(urls) + 1  # the books and the hub pages that lead to them
+    res = helpers.structcrawl("jobs", "--db", db_url)
+    header, row = res.stdout.splitlines()[:2]
+    cells = {name: row[header.index(name):].split()[0] for name in ("KIND", "PAGES", "CLASSES", "ITEMS")}
+    assert cells == {"KIND": "harvest", "PAGES": str(record["pages"]), "CLASSES": "-", "ITEMS": str(len(urls))}
 
 
 def _wait_for(cond, proc: subprocess.Popen) -> None:

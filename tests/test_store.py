@@ -498,8 +498,8 @@ def test_jobs_and_export_commands(db_url, site, tmp_path, capsys, monkeypatch):
 
     assert main(["jobs", "--db", db_url]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["JOB", "STATUS", "REASON"]
-    assert out[1].split()[:3] == ["shop", "stopped", "shutdown"]
+    assert out[0].split()[:4] == ["JOB", "KIND", "STATUS", "REASON"]
+    assert out[1].split()[:4] == ["shop", "structure", "stopped", "shutdown"]
     monkeypatch.setenv("STRUCTCRAWL_DB", db_url)  # --db defaults to $STRUCTCRAWL_DB
     assert main(["jobs", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)

@@ -14,6 +14,8 @@ from typing import IO, Any
 
 from structcrawl.commands.errors import CommandError
 from structcrawl.store import DEFAULT_STALE_AFTER, CrawlStore, JobInfo, StoreError, lock_state
+from structcrawl.store.harvest import KIND as HARVEST_KIND
+from structcrawl.store.harvest import harvest_counts
 from structcrawl.store.workers import WorkerInfo, job_workers
 
 
@@ -69,8 +71,13 @@ def job_record(info: JobInfo, workers: list[WorkerInfo] | None = None) -> dict[s
         "updated": _when(info.updated_at),
         "lock": _lock(info),
     }
+    if info.strategy == HARVEST_KIND:
+        # a harvest has no classes or batches of its own: its figures are pages fetched and items
+        record["items"] = info.counts.get("items", 0)
     if workers:  # a harvest shared on Redis (structcrawl.store.workers)
         record["workers"] = [worker_record(w) for w in workers]
+        record["pages"] = sum(w["pages"] for w in record["workers"])
+        record["items"] = sum(w["items"] for w in record["workers"])
     return record
 
 
@@ -83,15 +90,18 @@ def write_jobs(records: list[dict[str, Any]], out: IO[str], as_json: bool = Fals
     if not records:
         out.write("no jobs\n")
         return
-    header = ("JOB", "STATUS", "REASON", "PAGES", "CLASSES", "BATCHES", "IN FLIGHT", "RUNS", "UPDATED", "START URL",
-              "LOCK")
-    rows = [
-        (r["job"], r["status"], r["stop_reason"] or "-", str(r["pages"]), str(r["classes"]), str(r["batches"]),
-         # a finished job's unanswered batches were dropped at its stop, not in flight
-         "-" if r["status"] == "finished" else str(r["in_flight"]), str(r["runs"]), r["updated"], r["start_url"],
-         r["lock"] or "-")
-        for r in records
-    ]
+    header = ("JOB", "KIND", "STATUS", "REASON", "PAGES", "CLASSES", "ITEMS", "BATCHES", "IN FLIGHT", "RUNS",
+              "UPDATED", "START URL", "LOCK")
+    rows = []
+    for r in records:
+        harvest = r["strategy"] == HARVEST_KIND
+        rows.append((
+            r["job"], "harvest" if harvest else "structure", r["status"], r["stop_reason"] or "-", str(r["pages"]),
+            "-" if harvest else str(r["classes"]), str(r["items"]) if harvest else "-",
+            "-" if harvest else str(r["batches"]),
+            # a finished job's unanswered batches were dropped at its stop, not in flight
+            "-" if harvest or r["status"] == "finished" else str(r["in_flight"]), str(r["runs"]), r["updated"],
+            r["start_url"], r["lock"] or "-"))
     _table(out, header, rows)
     for r in records:
         if r.get("workers"):
@@ -114,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
             infos = store.jobs()
             with store.engine.connect() as conn:
                 workers = {info.id: job_workers(conn, info.id) for info in infos}
+                for info in infos:
+                    if info.strategy == HARVEST_KIND and not workers[info.id]:
+                        info.counts = harvest_counts(conn, info.id)
         finally:
             store.dispose()
     except StoreError as exc:

@@ -76,11 +76,15 @@ def status_for(reason: str | None) -> str:
 
 
 def find_job(conn: sa.Connection, url: str, name: str | None) -> JobInfo:
-    """The job called ``name`` in the database ``url`` (for messages); without a name, its only job."""
+    """The job called ``name`` in the database ``url`` (for messages); without a name, its only
+    structure crawl: a harvest job beside it (``structcrawl harvest --db``) has no site model to
+    export or cluster."""
     if name is None:
-        names = list(conn.execute(sa.select(schema.jobs.c.name).order_by(schema.jobs.c.name)).scalars())
+        jobs = schema.jobs
+        names = list(conn.execute(sa.select(jobs.c.name).where(jobs.c.strategy != HARVEST_KIND)
+                                  .order_by(jobs.c.name)).scalars())
         if len(names) != 1:
-            what = "no jobs" if not names else f"{len(names)} jobs ({', '.join(names)})"
+            what = "no structure crawls" if not names else f"{len(names)} structure crawls ({', '.join(names)})"
             raise NoSuchJobError(f"{redact(url)} holds {what}: name one with --job")
         name = names[0]
     info = get_job(conn, name)

@@ -207,4 +207,19 @@ class HarvestStore:
         self.engine.dispose()
 
 
-__all__ = ["HarvestStore", "StoredPage", "KIND", "harvest_pages", "harvest_links"]
+def harvest_counts(conn: sa.Connection, job_id: int) -> dict[str, int]:
+    """A harvest job's figures for ``structcrawl jobs``: pages fetched (a redirect to a page fetched
+    already is not one), items emitted, failures."""
+    if not sa.inspect(conn).has_table(harvest_pages.name):
+        return {"pages": 0, "items": 0, "failures": 0}
+    p = harvest_pages
+    rows = conn.execute(sa.select(p.c.kind, p.c.emitted, sa.func.count()).where(p.c.job_id == job_id)
+                        .group_by(p.c.kind, p.c.emitted)).all()
+    return {
+        "pages": sum(n for kind, _, n in rows if kind not in ("failed", "alias")),
+        "items": sum(n for kind, emitted, n in rows if kind == "target" and emitted),
+        "failures": sum(n for kind, _, n in rows if kind == "failed"),
+    }
+
+
+__all__ = ["HarvestStore", "StoredPage", "KIND", "harvest_pages", "harvest_links", "harvest_counts"]
