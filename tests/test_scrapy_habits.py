@@ -173,6 +173,14 @@ def test_progress_in_a_project_that_knows_nothing_of_structcrawl(demo, tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.split() == ["10.0", "True"]
 
+    # docs/usage.md's way in: the package's spiders added to the project's spider loader
+    settings = project / "shop" / "settings.py"
+    settings.write_text(settings.read_text(encoding="utf-8")
+                        + '\nSPIDER_MODULES = ["shop.spiders", "structcrawl.spiders"]\n', encoding="utf-8")
+    res = run([SCRAPY, "list"], cwd=project)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split() == ["harvest", "shape", "structure"]
+
 
 def test_structcrawl_crawl_prints_the_class_table(demo, tmp_path):
     res = run([PYTHON, "-m", "structcrawl", "crawl", demo.url, "-o", "m.json", *QUIET], cwd=tmp_path)
