@@ -883,11 +883,9 @@ def test_urls_parked_when_the_plan_runs_dry_are_probed_in_one_round():
     assert not h.parked
 
 
-def test_a_url_the_last_rounds_probe_reveals_is_not_parked_again():
-    """The round of parked URLs is the harvest's last: a hub URL one of its probes shows, of the quiet class,
-    is fetched, not parked to end the harvest unfetched (the 2,952-page demo: the category pages past the
-    second showed the books that alone link two publishers, which waited with the quiet book class, 0.966
-    of the publishers in replay; 1.000 so)."""
+def parked_round() -> tuple[Harvest, Entry]:
+    """``eighty_menus`` run dry with the quiet listings parked, its round of parked URLs handed out and all
+    its probes but the first fetched, showing nothing; returns the plan and that first probe."""
     h, menus = eighty_menus()
     h.page(H + "/", None, 0, {m: [H + f"/list/{i}"] for i, m in enumerate(menus)})
     while (entry := h.pop()) is not None:
@@ -896,6 +894,15 @@ def test_a_url_the_last_rounds_probe_reveals_is_not_parked_again():
     first, *others = [h.pop() for _ in range(RECHECK_PAGES)]
     for probe in others:
         h.page(probe.url, probe.key, 1, {})
+    return h, first
+
+
+def test_a_url_the_last_rounds_probe_reveals_is_not_parked_again():
+    """The round of parked URLs is the harvest's last: a hub URL one of its probes shows, of the quiet class,
+    is fetched, not parked to end the harvest unfetched (the 2,952-page demo: the category pages past the
+    second showed the books that alone link two publishers, which waited with the quiet book class, 0.966
+    of the publishers in replay; 1.000 so)."""
+    h, first = parked_round()
     hidden = H + "/list/200"  # a next page no other page links: no new target, nothing nearer
     h.page(first.url, first.key, 1, {PAGER: [hidden]})
     entry = h.pop()
@@ -909,14 +916,7 @@ def test_another_round_of_parked_urls_only_after_a_target():
     page shows a new URL nearer the targets is no reason for another (the 2,952-page demo's authors: a second
     round after a first that led to no author, 627 -> 545 requests in replay); a target is (its publishers:
     the books behind the category pages past the second, the last two publishers)."""
-    h, menus = eighty_menus()
-    h.page(H + "/", None, 0, {m: [H + f"/list/{i}"] for i, m in enumerate(menus)})
-    while (entry := h.pop()) is not None:
-        h.page(entry.url, entry.key, 1, {})
-    assert h.recheck() == RECHECK_PAGES
-    first, *others = [h.pop() for _ in range(RECHECK_PAGES)]
-    for probe in others:
-        h.page(probe.url, probe.key, 1, {})
+    h, first = parked_round()
     assert h.page(first.url, first.key, 1, {ITEMS: [H + "/item/9"]}).useful  # it pays: a URL nearer the targets
     assert h.parked_probed
     entry = h.pop()
