@@ -6,7 +6,8 @@
 Per site (the demo bookshop and the real corpora of ``benchmarks/corpora.py``,
 each served on 127.0.0.1 by a server that counts every request it answers):
 
-1. a structure crawl learns the model (``structcrawl crawl``, stop=stable);
+1. a structure crawl learns the model (``structcrawl crawl``, stop=stable) into a SQLite store, which
+   the harvests then use (the pages that crawl fetched are read from it, not fetched again);
 2. a plain breadth-first Scrapy spider crawls the whole site
    (``benchmarks/bfs_baseline.py``): the requests it needs until it has every
    target page of a case is its best case (a BFS crawler that stops at full recall);
@@ -34,6 +35,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,18 +112,28 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
     offline, for the bound its links set (:func:`harvest_replay.bound`).  ``reuse``: a model kept by an
     earlier run (the site served at its address), its crawl's pages fetched as the structure requests."""
     model = tmp / f"{name}.model.json"
+    # the structure crawl's store: the harvests read its pages instead of fetching them again
+    store = tmp / f"{name}.db"
     if reuse is not None:
         doc = json.loads(reuse.read_text(encoding="utf-8"))
         if reuse.resolve() != model.resolve():
             model.write_text(reuse.read_text(encoding="utf-8"), encoding="utf-8")
+            kept = reuse.with_name(store.name)
+            if kept.exists():
+                shutil.copyfile(kept, store)
+        if not store.exists():
+            out(f"   {name}: no store kept beside the model, the harvests fetch every page")
         structure_requests = int(doc["crawl"]["pages_fetched"])
     else:
         mark = log.mark()
-        res = structcrawl("crawl", base + entry, "-o", str(model), "--members", "-L", "WARNING")
+        res = structcrawl("crawl", base + entry, "-o", str(model), "--members", "-L", "WARNING",
+                          "--db", f"sqlite:///{store}", "--fresh")
         if res.returncode != 0:
             raise SystemExit(f"structure crawl of {name} failed:\n{res.stderr[-3000:]}")
         structure_requests = len(log.since(mark))
         doc = json.loads(model.read_text(encoding="utf-8"))
+    # the pages the structure crawl stored (a model's members): a harvest with its store reads them
+    stored = {u for c in doc["classes"] for u in c["members"]} if store.exists() else set()
     # model class of each member, and the truth class of each
     votes: dict[str, Counter] = {}
     for c in doc["classes"]:
@@ -160,7 +172,9 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
         last = max(i for i, p in enumerate(bfs_order) if p in paths)
         feed = tmp / f"{name}-{'-'.join(case)}.jsonl"
         mark = log.mark()
-        res = structcrawl("harvest", str(model), "--classes", ",".join(map(str, targets)), "-O", str(feed),
+        on_store = ("--db", f"sqlite:///{store}", "--job", f"harvest-{'-'.join(case)}", "--fresh") \
+            if store.exists() else ()
+        res = structcrawl("harvest", str(model), "--classes", ",".join(map(str, targets)), "-O", str(feed), *on_store,
                           "-s", "STRUCTCRAWL_LOGSTATS_INTERVAL=0",
                           "-s", f"STRUCTCRAWL_HARVEST_SUMMARY={feed.with_suffix('.summary.json')}")
         if res.returncode != 0:
@@ -177,8 +191,9 @@ def run_site(name: str, base: str, entry: str, log: Log, label, cases, tmp: Path
                    share=share, recall=found / len(truth_pages), harvest=harvest_requests,
                    structure=structure_requests, bfs=last + 1,
                    ratio=(structure_requests + harvest_requests) / (last + 1),
-                   # what the site's links allow after this structure crawl: its hubs and targets only
-                   best_ratio=(structure_requests + best.requests) / (last + 1),
+                   # what the site's links allow after this structure crawl: its hubs and targets only,
+                   # the hubs it stored read from the store
+                   best_ratio=(structure_requests + best.requests - len(set(best.hubs) & stored)) / (last + 1),
                    precision=found / max(1, harvest_requests),
                    throughput=(harvest_requests / harvest_seconds) / plain_rate, hubs=len(best.hubs),
                    best=best.precision)
@@ -269,7 +284,7 @@ def corpus_cases(sizes: Counter, pages: int) -> list[tuple[str, ...]]:
 def table(rows: list[dict]) -> str:
     head = ("| site | targets (truth class) | model classes | target pages | share of site | recall | "
             "harvest requests | structure requests | BFS requests to full recall | (structure + harvest) / BFS "
-            "| at best (structure + hubs + targets) / BFS "
+            "| at best (structure + hubs not stored + targets) / BFS "
             "| precision | best precision (hubs the links need) | throughput vs plain spider, same pages |")
     lines = [head, "|" + "---|" * 14]
     for r in rows:

@@ -3,7 +3,7 @@
     python benchmarks/harvest_replay.py MODEL [--corpus qtbase | --demo-pages 30000]
         (--truth obsolete_members | --classes 13)
         [--inflight 32] [--hub-inflight 8] [--explore 0.05] [--explore-min 10] [--paths 20] [--waste 15]
-        [--shuffle SEED]
+        [--shuffle SEED] [--no-store]
 
 The harvest's plan (:class:`structcrawl.analysis.harvestplan.Harvest`) is fed the corpus's pages
 as the spider feeds it: the same classifier, the same spelled collections, the same trap rule, up
@@ -15,7 +15,9 @@ takes seconds and is the same every time for a model; the spider's order differs
 the pages in flight.  ``--shuffle SEED`` lets the downloads in progress finish in an order drawn from
 ``random.Random(SEED)``, as a server's answers do: a failure seen in one HTTP run in several is then
 replayed at will (PostgreSQL's refentries lose 19 targets at seeds 11, 31 and 39; docs/design.md,
-Focused harvest, "Fifteenth pass").
+Focused harvest, "Fifteenth pass").  The model's members are its structure crawl's pages: as a harvest
+with that crawl's store does, the replay reads them rather than requesting them, but for targets
+(``--no-store``: a harvest without the store).
 
 Printed: recall against the truth pages reachable from the entry page by the pages' links,
 requests, precision; beside them what the site's links allow (:func:`bound`): the fewest non-target
@@ -269,15 +271,36 @@ def model_targets(document: dict, site: Site, truth: set[str]) -> list[int]:
     return out
 
 
-def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, shuffle: random.Random | None = None):
+def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, shuffle: random.Random | None = None,
+           stored: set[str] | None = None):
     """Feed ``harvest`` the site's pages in the spider's order (with ``shuffle``, the downloads in progress
-    finish in a random order); returns (requests, fetched: url -> entry)."""
+    finish in a random order; ``stored``: the structure crawl's pages, read as the spider reads them from
+    its store, not requested, but for targets); returns (requests, fetched: url -> entry, pages read)."""
+    stored = set(stored or ())
+    read = 0
     traps = TrapDetector(TRAP_PAGES)
     inflight: dict[str, Entry] = {}
     scheduled: deque[Entry] = deque()  # in the plan's order: the spider's requests carry it as their priority
     downloading: deque[Entry] = deque()
     fetched: dict[str, Entry] = {}  # in fetch order
     requests = 0
+
+    def read_stored(entry: Entry) -> bool:
+        nonlocal read
+        if entry.url not in stored:
+            return False
+        stored.discard(entry.url)
+        got = site.page(entry.url)
+        if got is None or got[1] in harvest.targets or harvest.target_by_url(entry.url, got[1]) is not None:
+            return False
+        features, cls, collections = got
+        traps.observe(features)
+        harvest.page(entry.url, entry.key, cls,
+                     harvest_collections(features, collections, site.model.site_model.speller.spell),
+                     entry.explore, entry.url)
+        fetched[entry.url] = entry
+        read += 1
+        return True
 
     def top_up() -> None:
         nonlocal requests
@@ -290,6 +313,8 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, s
                 why = None
             if why is not None:
                 harvest.failed(entry)
+                continue
+            if read_stored(entry):
                 continue
             requests += 1
             inflight[entry.url] = entry
@@ -325,7 +350,7 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, s
         if not inflight and harvest.recheck():
             continue
         if not inflight:
-            return requests, fetched
+            return requests, fetched, read
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hub-inflight", type=int, default=DOWNLOAD_SLOTS)
     ap.add_argument("--explore", type=float, default=0.05, help="STRUCTCRAWL_HARVEST_EXPLORE")
     ap.add_argument("--explore-min", type=int, default=10, help="STRUCTCRAWL_HARVEST_EXPLORE_MIN")
+    ap.add_argument("--no-store", action="store_true",
+                    help="every page requested (a harvest without its structure crawl's store: the model's "
+                         "members are that crawl's pages)")
     ap.add_argument("--paths", type=int, default=20, help="missed targets whose path is printed")
     ap.add_argument("--waste", type=int, default=15, help="rows of the requests that led to no target")
     ap.add_argument("--shuffle", type=int, metavar="SEED",
@@ -355,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     start = model.start_url
     harvest.seed(start)
     shuffle = random.Random(args.shuffle) if args.shuffle is not None else None
-    requests, fetched = replay(site, harvest, args.inflight, args.hub_inflight, shuffle)
+    stored = set() if args.no_store else {u for c in document["classes"] for u in c.get("members") or ()}
+    requests, fetched, read = replay(site, harvest, args.inflight, args.hub_inflight, shuffle, stored)
 
     parent = site.reachable(start)
     names = names or {Counter(site.label(u) for c in document["classes"] if c["id"] in targets
@@ -369,7 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     last = max((i for i, u in enumerate(order) if u in found), default=-1) + 1
     print(f"{args.corpus or 'demo'} {truth_name} (classes {','.join(map(str, targets))}): recall "
           f"{len(found) / max(1, len(truth_pages)):.3f} ({len(found)} of {len(truth_pages)} reachable), "
-          f"{requests} requests, precision {len(found) / max(1, requests):.2f}; "
+          f"{requests} requests ({read} pages read from the structure crawl's store), "
+          f"precision {len(found) / max(1, requests):.2f}; "
           f"{harvest.explored} explored; false items {len(got - truth_pages)}; "
           f"last target at page {last} of {len(order)}")
     print("   fetched by class:", dict(sorted(harvest.pages_of.items(), key=lambda kv: -kv[1])))

@@ -167,6 +167,10 @@ STRUCTCRAWL_HARVEST_BODY = False
 #: Write the harvest's figures per class (targets harvested and estimated, pages fetched, requests)
 #: to this JSON file when it closes, for ``structcrawl report MODEL --harvest FILE`` (None: not written).
 STRUCTCRAWL_HARVEST_SUMMARY = None
+#: A harvest with a store (STRUCTCRAWL_DB) that holds its model's structure crawl reads the pages that crawl
+#: fetched from the store instead of fetching them again, but for the target pages (an item is a fresh
+#: fetch).  Turn it off when the site changed since the structure crawl (new links on its listings).
+STRUCTCRAWL_HARVEST_REUSE = True
 
 #: Scale-out (issue 15): with ``REDIS_URL`` set, the harvest spider is one worker of a harvest shared on
 #: Redis by scrapy-redis, its items and state in PostgreSQL (STRUCTCRAWL_DB).  These scrapy-redis settings

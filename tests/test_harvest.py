@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 import helpers
 from dbfixtures import db_url  # noqa: F401 - fixture
@@ -181,7 +182,11 @@ def test_bad_input_is_one_line_and_status_2(model, tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def test_sigkill_and_resume_emit_every_target_once(db_url, demo, model, tmp_path):  # noqa: F811
+def test_sigkill_and_resume_emit_every_target_once(db_url, demo, tmp_path):  # noqa: F811
+    # the model's structure crawl in the same store: the harvest reads its pages, a resume replays those too
+    model = tmp_path / "demo.model.json"
+    res = helpers.structcrawl("crawl", demo.url, "--db", db_url, "-o", str(model), *QUIET, timeout=DEADLINE)
+    assert res.returncode == 0, res.stderr[-3000:]
     books = class_of(model, "/book/")
     out = tmp_path / "books.jsonl"
     cmd = [PYTHON, "-m", "structcrawl", "harvest", str(model), "--classes", str(books), "-o", str(out),
@@ -200,6 +205,7 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, model, tmp_path
     res = helpers.run(cmd, timeout=DEADLINE)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Resumed harvest job 'books'" in res.stderr
+    assert stats_of(res.stderr)["harvest/reused"] > 0  # the structure crawl's pages, read again by the resumed run
     items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     urls = Counter(i["url"] for i in items)
     assert [u for u, n in urls.items() if n > 1] == []  # none emitted twice
@@ -209,19 +215,58 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, model, tmp_path
     assert_one_error(res, "is finished")
     res = helpers.structcrawl("export", "--db", db_url, "--job", "books", "-o", str(tmp_path / "m.json"))
     assert_one_error(res, "is a harvest, not a structure crawl")
-    # a database holding a harvest only has no structure crawl to export or cluster by default
+    # beside a harvest, the structure crawl is the one to export or cluster by default
     res = helpers.structcrawl("export", "--db", db_url, "-o", str(tmp_path / "m.json"))
-    assert_one_error(res, "holds no structure crawls")
+    assert res.returncode == 0, res.stderr[-3000:]
     # `structcrawl jobs` gives a harvest its own figures: pages fetched and items, no classes or batches
     res = helpers.structcrawl("jobs", "--db", db_url, "--json")
     assert res.returncode == 0, res.stderr[-3000:]
-    record = json.loads(res.stdout)
+    record = {r["job"]: r for r in map(json.loads, res.stdout.splitlines())}["books"]
     assert record["strategy"] == "harvest" and record["items"] == len(urls)
     assert record["pages"] >= len(urls) + 1  # the books and the hub pages that lead to them
     res = helpers.structcrawl("jobs", "--db", db_url)
-    header, row = res.stdout.splitlines()[:2]
+    header, *rows = res.stdout.splitlines()
+    row = next(r for r in rows if r.split()[0] == "books")
     cells = {name: row[header.index(name):].split()[0] for name in ("KIND", "PAGES", "CLASSES", "ITEMS")}
     assert cells == {"KIND": "harvest", "PAGES": str(record["pages"]), "CLASSES": "-", "ITEMS": str(len(urls))}
+
+
+def test_the_structure_crawls_pages_are_read_from_the_store(demo, tmp_path):
+    """A harvest with the store of its model's structure crawl does not fetch that crawl's pages again
+    (but for the targets: an item is a fresh fetch), and finds every target as a harvest without it does."""
+    db = f"sqlite:///{tmp_path / 'site.db'}"
+    model = tmp_path / "demo.model.json"
+    res = helpers.structcrawl("crawl", demo.url, "--db", db, "-o", str(model), *QUIET, timeout=DEADLINE)
+    assert res.returncode == 0, res.stderr[-3000:]
+    engine = sa.create_engine(db)
+    with engine.connect() as conn:  # the pages the crawl stored (those of the batches in flight at its stop are not)
+        stored = {url[len(demo.base):] for (url,) in conn.execute(sa.text(
+            "SELECT u.url FROM sc_pages p JOIN sc_urls u ON u.job_id = p.job_id "
+            "AND u.id IN (p.url_id, p.requested_id)"))}
+    engine.dispose()
+    authors = class_of(model, "/author/")
+    runs = {}
+    for reuse in ("true", "false"):
+        out = tmp_path / f"authors-{reuse}.jsonl"
+        mark = demo.log.mark()
+        res = helpers.structcrawl("harvest", str(model), "--classes", str(authors), "-O", str(out), "--db", db,
+                                  "--job", f"reuse-{reuse}", "-s", f"STRUCTCRAWL_HARVEST_REUSE={reuse}", *QUIET,
+                                  timeout=DEADLINE)
+        assert res.returncode == 0, res.stderr[-3000:]
+        items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert truth(demo, "author") <= {i["url"] for i in items}  # recall 1.0 either way
+        runs[reuse] = (demo.log.gets(mark), stats_of(res.stderr))
+    (gets, stats), (gets_without, _stats) = runs["true"], runs["false"]
+    author_paths = {u[len(demo.base):] for u in truth(demo, "author")}
+    assert set(gets) & stored <= author_paths  # a page it read is not fetched again
+    assert stats["harvest/pages_reused"] >= 10  # the home page and the listings that lead to the authors
+    assert len(gets) + stats["harvest/pages_reused"] >= len(gets_without) * 0.9  # the same plan, mostly
+    assert len(gets) < len(gets_without)
+    # `structcrawl jobs` counts the pages fetched (failures aside), not those read from the store
+    res = helpers.structcrawl("jobs", "--db", db, "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    records = {r["job"]: r for r in map(json.loads, res.stdout.splitlines())}
+    assert records["reuse-true"]["pages"] == stats["harvest/fetched"] - stats["harvest/failed"]
 
 
 def _wait_for(cond, proc: subprocess.Popen) -> None:
@@ -255,3 +300,6 @@ def test_an_item_written_but_not_marked_is_not_emitted_again(tmp_path):
     assert [p.url for p in pages] == ["http://h.test/", "http://h.test/b/1"]
     assert pages[1].emitted and pages[0].collections == {"ul/a": ["http://h.test/b/1", "http://h.test/b/2"]}
     resumed.close("shutdown", {})
+    # a database holding a harvest only has no structure crawl to export or cluster by default
+    res = helpers.structcrawl("export", "--db", db, "-o", str(tmp_path / "m.json"))
+    assert_one_error(res, "holds no structure crawls")

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("the harvest could not start (see the log above)")
     print(
         f"{stats.get('harvest/close_reason')}: {stats.get('harvest/targets', 0)} target pages harvested, "
-        f"{stats.get('harvest/fetched', 0)} pages fetched ({stats.get('harvest/non_target', 0)} not targets, "
+        f"{stats.get('harvest/fetched', 0)} pages fetched, {stats.get('harvest/reused', 0)} read from the structure "
+        f"crawl's store ({stats.get('harvest/non_target', 0)} fetched not targets, "
         f"{stats.get('harvest/explored', 0)} explored, {stats.get('harvest/failed', 0)} failed)"
     )
     return 0

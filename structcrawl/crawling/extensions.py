@@ -135,7 +135,7 @@ class HarvestLogStats:
     def spider_opened(self, spider: Spider) -> None:
         if not hasattr(spider, "harvest"):
             return  # another spider: nothing to report
-        self._prev = spider.harvest.fetched
+        self._prev = spider.figures()["fetched"]
         self.task = create_looping_call(self.log, spider)
         self.task.start(self.interval, now=False)
 

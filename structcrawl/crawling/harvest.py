@@ -46,6 +46,7 @@ class HarvestConfig:
     explore_share: float
     explore_min: int
     body: bool
+    reuse: bool  #: read the pages the model's structure crawl fetched from the store (STRUCTCRAWL_HARVEST_REUSE)
     extractor: Extractor  #: the item's ``fields`` and ``records``, from the model's XPaths
     summary: str | None  #: the JSON file of the harvest's figures per class (STRUCTCRAWL_HARVEST_SUMMARY)
     trap_pages: int
@@ -118,6 +119,7 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
         explore_share=share,
         explore_min=parse_int(settings.getint("STRUCTCRAWL_HARVEST_EXPLORE_MIN"), "STRUCTCRAWL_HARVEST_EXPLORE_MIN", 0),
         body=parse_bool(settings.get("STRUCTCRAWL_HARVEST_BODY"), "STRUCTCRAWL_HARVEST_BODY"),
+        reuse=parse_bool(settings.get("STRUCTCRAWL_HARVEST_REUSE"), "STRUCTCRAWL_HARVEST_REUSE"),
         extractor=Extractor(model.document),
         summary=settings.get("STRUCTCRAWL_HARVEST_SUMMARY") or None,
         trap_pages=parse_int(settings.getint("STRUCTCRAWL_TRAP_PAGES"), "STRUCTCRAWL_TRAP_PAGES", 0),

@@ -39,9 +39,9 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 
 from structcrawl.analysis.classify import Classifier
-from structcrawl.analysis.harvestplan import Entry, Harvest, harvest_collections
+from structcrawl.analysis.harvestplan import Entry, Harvest, PageOutcome, harvest_collections
 from structcrawl.core.explorer import Scope
-from structcrawl.core.features import extract_with_tree
+from structcrawl.core.features import PageFeatures, extract_with_tree
 from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from structcrawl.crawling.sharedplan import Report
+    from structcrawl.store.fetched import FetchedPages
     from structcrawl.store.harvest import HarvestStore
     from structcrawl.store.workers import SharedHarvestStore
 
@@ -124,6 +125,8 @@ class HarvestSpider(scrapy.Spider):
         self.inflight: dict[str, Entry] = {}
         self.hub_inflight = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.requested = 0
+        self.reused = 0  #: pages read from the structure crawl's store instead of fetched
+        self.fetched_before: FetchedPages | None = None
         self.failures = 0
         self._pending: dict[str, int] = {}  #: url of an item handed to Scrapy -> its page's seq in the store
         self.started = time.monotonic()
@@ -155,13 +158,29 @@ class HarvestSpider(scrapy.Spider):
 
             self.store = HarvestStore(str(db), config.job, self.start_url, config.store_parameters(),
                                       fresh=config.fresh, stale_after=settings.getfloat("STRUCTCRAWL_DB_LOCK_TIMEOUT"))
+            if config.reuse:
+                self.fetched_before = self._structure_pages(self.store)
             self._restore(self.store)
+
+    def _structure_pages(self, store: HarvestStore) -> FetchedPages | None:
+        """The pages the model's structure crawl fetched, when this store holds that crawl."""
+        from structcrawl.store.fetched import FetchedPages
+
+        name = self.config.model.document.get("crawl", {}).get("job")
+        pages = FetchedPages.of_job(store.engine, name) if name else None
+        if pages is None:
+            logger.info("The store holds no structure crawl %r (the model's): every page is fetched", name)
+        else:
+            logger.info("Reading the %d pages structure crawl %r fetched from the store, but for the targets",
+                        len(pages), name)
+        return pages
 
     def _restore(self, store: HarvestStore) -> None:
         """Replay a resumed job's pages into the harvest: the same frontier, nothing fetched again."""
         replayed = 0
         for page in store.restore(partial(written_urls, self.settings)):
             replayed += 1
+            self.reused += page.reused
             if page.kind in ("failed", "alias"):
                 self.harvest.failed(Entry(page.requested, page.key, page.referer, page.explore), page.kind == "alias")
             else:
@@ -208,6 +227,8 @@ class HarvestSpider(scrapy.Spider):
                 why = None
             if why is not None:
                 self._failed(entry, why, None)
+                continue
+            if self.fetched_before is not None and self._read_stored(entry):
                 continue
             self.requested += 1
             if self.shared is None:
@@ -277,27 +298,7 @@ class HarvestSpider(scrapy.Spider):
         ctype = response.headers.get(b"Content-Type")
         features, tree = extract_with_tree(response.body, final, ctype.decode("latin-1") if ctype else None)
         cls, cost = self.classifier.classify_features(features)
-        trap = self.traps.observe(features)
-        if trap is not None:
-            logger.warning("Spider trap (%s): URLs found only on its pages are not fetched", trap)
-            self.crawler.stats.inc_value("harvest/traps")
-        speller = self.config.model.site_model.speller
-        spelled = {path: [u for u in urls if self.scope(u)]
-                   for path, urls in speller.collections(features.collections).items()}
-        collections = harvest_collections(features, spelled, speller.spell)
-        quiet = self.harvest.hubs_quiet()
-        outcome = self.harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
-        if self.shared is not None and quiet and not self.harvest.hubs_quiet():
-            # the page showed something new: the requests parked by any worker are worth fetching again
-            self.crawler.engine.scheduler.unpark()
-        self.crawler.stats.inc_value(f"harvest/pages/{outcome.kind}")
-        self.crawler.stats.inc_value(f"harvest/class/{cls}")
-        if entry.explore:
-            self.crawler.stats.inc_value("harvest/pages_explored")
-        seq = None
-        if self.store is not None:
-            seq = self.store.page(final, cls, entry.key, entry.referer, entry.explore, outcome.kind, response.status,
-                                  outcome.new, requested=entry.url)
+        outcome, seq = self._plan_page(entry, final, features, cls, response.status)
         self._top_up()
         if self.plan is not None:
             self.plan.page(final, entry.key, cls, outcome.new, entry.explore, entry.url, self._take_queued())
@@ -321,6 +322,50 @@ class HarvestSpider(scrapy.Spider):
         if seq is not None:
             self._pending[final] = seq
         return [item]
+
+    def _plan_page(self, entry: Entry, final: str, features: PageFeatures, cls: int | None,
+                   status: int | None) -> tuple[PageOutcome, int | None]:
+        """Feed the plan a page of class ``cls`` (``status`` None: read from the structure crawl's store);
+        its outcome and its row in the harvest store."""
+        trap = self.traps.observe(features)
+        if trap is not None:
+            logger.warning("Spider trap (%s): URLs found only on its pages are not fetched", trap)
+            self.crawler.stats.inc_value("harvest/traps")
+        speller = self.config.model.site_model.speller
+        spelled = {path: [u for u in urls if self.scope(u)]
+                   for path, urls in speller.collections(features.collections).items()}
+        collections = harvest_collections(features, spelled, speller.spell)
+        quiet = self.harvest.hubs_quiet()
+        outcome = self.harvest.page(final, entry.key, cls, collections, entry.explore, entry.url)
+        if self.shared is not None and quiet and not self.harvest.hubs_quiet():
+            # the page showed something new: the requests parked by any worker are worth fetching again
+            self.crawler.engine.scheduler.unpark()
+        self.crawler.stats.inc_value(f"harvest/pages/{outcome.kind}")
+        self.crawler.stats.inc_value(f"harvest/class/{cls}")
+        if entry.explore:
+            self.crawler.stats.inc_value("harvest/pages_explored")
+        seq = None
+        if self.store is not None:
+            seq = self.store.page(final, cls, entry.key, entry.referer, entry.explore, outcome.kind, status,
+                                  outcome.new, requested=entry.url)
+        return outcome, seq
+
+    def _read_stored(self, entry: Entry) -> bool:
+        """Feed the plan the page the structure crawl fetched at ``entry.url``, if it did and the page is not a
+        target (its item is a fresh fetch); False: fetch it."""
+        stored = self.fetched_before.take(entry.url)
+        if stored is None or not self.scope(stored.url):
+            return False
+        if stored.url != entry.url and stored.url in self.harvest.done:
+            self._failed(entry, "duplicate", None, alias=True)
+            return True
+        cls, _cost = self.classifier.classify_features(stored.features)
+        if cls in self.harvest.targets or self.harvest.target_by_url(stored.url, cls) is not None:
+            return False
+        self._plan_page(entry, stored.url, stored.features, cls, None)
+        self.reused += 1
+        self.crawler.stats.inc_value("harvest/pages_reused")
+        return True
 
     def page_failed(self, failure: Failure) -> None:
         self._page_failed(failure)
@@ -509,9 +554,10 @@ class HarvestSpider(scrapy.Spider):
         return {
             "targets": h.harvested,
             "estimated_targets": h.estimated_targets(),
-            "fetched": h.fetched,
+            "fetched": h.fetched - self.reused,
             "requested": self.requested,
-            "non_target": h.fetched - h.harvested,
+            "reused": self.reused,
+            "non_target": h.fetched - self.reused - h.harvested,
             "explored": h.explored,
             "failed": self.failures,
             "waiting": h.waiting(),
@@ -545,9 +591,10 @@ class HarvestSpider(scrapy.Spider):
             self._write_summary(self.config.summary, reason, figures)
         precision = figures["targets"] / figures["fetched"] if figures["fetched"] else 0.0
         logger.info(
-            "Harvest closed (%s): %d targets of classes %s harvested, %d pages fetched (%d not targets: %s; "
-            "%d explored, %d failed), precision %.3f, %.1f s",
+            "Harvest closed (%s): %d targets of classes %s harvested, %d pages fetched and %d read from the "
+            "structure crawl's store (%d not targets: %s; %d explored, %d failed), precision %.3f, %.1f s",
             reason, figures["targets"], ",".join(map(str, self.config.targets)), figures["fetched"],
-            figures["non_target"], ", ".join(f"{k} {v}" for k, v in sorted(figures["pages"].items()) if k != "target")
+            figures["reused"], figures["non_target"] + figures["reused"],
+            ", ".join(f"{k} {v}" for k, v in sorted(figures["pages"].items()) if k != "target")
             or "none", figures["explored"], figures["failed"], precision, time.monotonic() - self.started,
         )

@@ -88,6 +88,11 @@ class StoredPage:
     kind: str
     emitted: bool
     collections: dict[str, list[str]]
+    status: int | None  #: None on a page that is no failure: read from the structure crawl's store
+
+    @property
+    def reused(self) -> bool:
+        return self.status is None and self.kind not in ("failed", "alias")
 
 
 class HarvestStore:
@@ -160,7 +165,7 @@ class HarvestStore:
                                                       m["key_path"])
             yield StoredPage(m["seq"], m["url"], m["requested"], m["class_id"], key, m["referer"], m["explore"],
                              m["kind"],
-                             m["emitted"], links.get(m["seq"], {}))
+                             m["emitted"], links.get(m["seq"], {}), m["status"])
 
     # -- writing -----------------------------------------------------------------------
     def page(self, url: str, class_id: int | None, key: tuple[int | None, str] | None, referer: str | None,
@@ -209,16 +214,17 @@ class HarvestStore:
 
 def harvest_counts(conn: sa.Connection, job_id: int) -> dict[str, int]:
     """A harvest job's figures for ``structcrawl jobs``: pages fetched (a redirect to a page fetched
-    already is not one), items emitted, failures."""
+    already is not one, nor a page read from the structure crawl's store), items emitted, failures."""
     if not sa.inspect(conn).has_table(harvest_pages.name):
         return {"pages": 0, "items": 0, "failures": 0}
     p = harvest_pages
-    rows = conn.execute(sa.select(p.c.kind, p.c.emitted, sa.func.count()).where(p.c.job_id == job_id)
-                        .group_by(p.c.kind, p.c.emitted)).all()
+    fetched = p.c.status.is_not(None)
+    rows = conn.execute(sa.select(p.c.kind, p.c.emitted, fetched, sa.func.count()).where(p.c.job_id == job_id)
+                        .group_by(p.c.kind, p.c.emitted, fetched)).all()
     return {
-        "pages": sum(n for kind, _, n in rows if kind not in ("failed", "alias")),
-        "items": sum(n for kind, emitted, n in rows if kind == "target" and emitted),
-        "failures": sum(n for kind, _, n in rows if kind == "failed"),
+        "pages": sum(n for kind, _, got, n in rows if got and kind not in ("failed", "alias")),
+        "items": sum(n for kind, emitted, _, n in rows if kind == "target" and emitted),
+        "failures": sum(n for kind, _, _, n in rows if kind == "failed"),
     }
 
 
