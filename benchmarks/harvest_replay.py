@@ -55,7 +55,8 @@ from structcrawl.analysis.harvestplan import Entry, Harvest, harvest_collections
 from structcrawl.core.explorer import Scope  # noqa: E402
 from structcrawl.core.features import extract  # noqa: E402
 from structcrawl.core.traps import TrapDetector  # noqa: E402
-from structcrawl.crawling.refusals import refusal  # noqa: E402
+from structcrawl.crawling.refusals import ignored_extensions, refusal  # noqa: E402
+from structcrawl.crawling.runner import build_settings  # noqa: E402
 from structcrawl.sitemodel import load_model  # noqa: E402
 
 #: Download slots of the spider's one domain (CONCURRENT_REQUESTS_PER_DOMAIN, structcrawl.settings).
@@ -64,6 +65,8 @@ DOWNLOAD_SLOTS = 8
 TRAP_PAGES = 10
 #: URLLENGTH_LIMIT, Scrapy's default.
 MAX_URL_LENGTH = 2083
+#: STRUCTCRAWL_IGNORED_EXTENSIONS's default (structcrawl.settings).
+IGNORED = ignored_extensions(build_settings())
 #: A page no path reaches (cost of :func:`bound`).
 FAR_COST = 1 << 30
 
@@ -308,7 +311,7 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, s
             entry = harvest.pop(hubs=len(inflight) < hub_inflight)
             if entry is None:
                 return
-            why = refusal(entry.url, MAX_URL_LENGTH, traps)
+            why = refusal(entry.url, MAX_URL_LENGTH, traps, IGNORED)
             if why == "trap" and harvest.looks_like_target(entry.url):
                 why = None
             if why is not None:

@@ -17,6 +17,8 @@ settings module knows nothing about structcrawl.
 
 from __future__ import annotations
 
+from scrapy.linkextractors import IGNORED_EXTENSIONS
+
 from structcrawl.core.config import ExplorerConfig
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 from structcrawl.sitemodel import DEFAULT_FIELD_PAGES, DEFAULT_FINGERPRINT_PAGES, DEFAULT_SAMPLES
@@ -119,6 +121,11 @@ STRUCTCRAWL_MAX_INFLIGHT = 0
 #: pages linking to themselves with a fresh parameter end there; pagers,
 #: related-item links and menus link URLs twice and never do.  0 switches it off.
 STRUCTCRAWL_TRAP_PAGES = 10
+#: Links whose path ends in one of these extensions are not fetched by either spider
+#: (``failed/ignored_extension``): the archives, images, audio, video, office documents and PDFs
+#: Scrapy's LinkExtractor ignores by default, as a CrawlSpider does; they still count among the
+#: page's links.  A list or a comma-separated string; empty fetches them (and skips them as non-HTML).
+STRUCTCRAWL_IGNORED_EXTENSIONS = list(IGNORED_EXTENSIONS)
 
 #: Seconds between the periodic "Structure: …" log lines (0 disables them):
 #: short, so that a user sees the crawl move within seconds, not a minute.

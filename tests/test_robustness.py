@@ -103,10 +103,14 @@ def test_hostile_crawl_finds_the_clean_classes(hostile, clean):
 
 
 def test_non_html_is_recorded_and_skipped_never_parsed(hostile):
-    for path in ("doc.pdf", "img.png", "data.json", "plain.txt", "blob"):
+    for path in ("data.json", "plain.txt", "blob"):
         assert hostile.paths[f"/hostile/{path}"] == 1
         assert re.search(rf"Skipped non-HTML page \S+/hostile/{re.escape(path)} \(Content-Type: ", hostile.log)
-    assert hostile.failed["non_html"] >= 5
+    assert hostile.failed["non_html"] >= 3
+    # a PDF or an image by its extension is not even requested, as Scrapy's LinkExtractor skips it
+    for path in ("doc.pdf", "img.png"):
+        assert hostile.paths[f"/hostile/{path}"] == 0
+    assert hostile.failed["ignored_extension"] >= 2
     assert not hostile.hits("/hostile/never-")  # hrefs inside JSON and text are not links
     members = {u for c in hostile.model["classes"] for u in c["members"]}
     assert not {u for u in members if re.search(r"/hostile/(doc\.pdf|img\.png|data\.json|plain\.txt|blob)$", u)}
@@ -308,3 +312,18 @@ def test_demo_site_hostile_switch(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_ignored_extensions_are_a_setting():
+    from scrapy.settings import Settings
+
+    from structcrawl.core.traps import TrapDetector
+    from structcrawl.crawling.refusals import ignored_extensions, refusal
+
+    assert ignored_extensions(Settings({"STRUCTCRAWL_IGNORED_EXTENSIONS": "pdf, .PNG"})) == {".pdf", ".png"}
+    ignored = ignored_extensions(Settings({"STRUCTCRAWL_IGNORED_EXTENSIONS": ["pdf"]}))
+    traps = TrapDetector(10)
+    assert refusal("http://h.test/doc/Manual.PDF", 0, traps, ignored) == "ignored_extension"
+    assert refusal("http://h.test/doc/manual.pdf.html", 0, traps, ignored) is None  # a page about a PDF
+    assert refusal("http://h.test/doc/manual.pdf?page=2", 0, traps, ignored) == "ignored_extension"
+    assert refusal("http://h.test/doc/manual.pdf", 0, traps, frozenset()) is None  # empty: fetched

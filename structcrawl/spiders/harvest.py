@@ -46,7 +46,7 @@ from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
 from structcrawl.crawling.harvest import flush_feeds, harvest_config, written_urls
-from structcrawl.crawling.refusals import refusal
+from structcrawl.crawling.refusals import ignored_extensions, refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.sharedplan import PlanStream, Recheck
 from structcrawl.files import atomic_write
@@ -122,6 +122,7 @@ class HarvestSpider(scrapy.Spider):
                                explore_min=config.explore_min)
         self.traps = TrapDetector(config.trap_pages)
         self.max_url_length = settings.getint("URLLENGTH_LIMIT")
+        self.ignored_extensions = ignored_extensions(settings)
         self.inflight: dict[str, Entry] = {}
         self.hub_inflight = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.requested = 0
@@ -218,7 +219,7 @@ class HarvestSpider(scrapy.Spider):
             if entry.url in self.elsewhere:  # fed another worker's page, the plan wants what it queued
                 self.elsewhere.discard(entry.url)
                 continue
-            why = refusal(entry.url, self.max_url_length, self.traps)
+            why = refusal(entry.url, self.max_url_length, self.traps, self.ignored_extensions)
             if why == "trap" and self.harvest.looks_like_target(entry.url):
                 # targets first makes a run of target pages that each link fresh pages of their
                 # own kind (co-authors) before any listing links them twice, which the trap

@@ -35,7 +35,7 @@ from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError, crawl_config
 from structcrawl.crawling.ledger import BatchLedger, BatchState
 from structcrawl.crawling.modelstep import ModelSteps
-from structcrawl.crawling.refusals import refusal
+from structcrawl.crawling.refusals import ignored_extensions, refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.storelink import StoreLink
 from structcrawl.sitemodel import PageBodies, model_document, storable_text, write_model
@@ -108,6 +108,7 @@ class StructureSpider(scrapy.Spider):
         self.steps = ModelSteps(self.explorer, self.traps, crawler, self.stop)
         # Scrapy's UrlLengthMiddleware only sees requests returned by callbacks, not engine.crawl()'s
         self.max_url_length = settings.getint("URLLENGTH_LIMIT")
+        self.ignored_extensions = ignored_extensions(settings)
         self.ledger = BatchLedger()
         # the HTML of a few members per class, for the model's fields and records; texts of pages
         # waiting for their model step are held until it chooses among them
@@ -235,7 +236,7 @@ class StructureSpider(scrapy.Spider):
 
     def _refusal(self, url: str) -> str | None:
         """Why a URL the frontier handed out is not fetched (None: it is)."""
-        return refusal(url, self.max_url_length, self.traps)
+        return refusal(url, self.max_url_length, self.traps, self.ignored_extensions)
 
     def _budget_left(self) -> bool:
         """max_pages counts URLs that may reach the network: refusals (robots.txt, offsite, traps) do not."""
