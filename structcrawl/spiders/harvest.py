@@ -168,9 +168,10 @@ class HarvestSpider(scrapy.Spider):
         from structcrawl.store.fetched import FetchedPages
 
         name = self.config.model.document.get("crawl", {}).get("job")
-        pages = FetchedPages.of_job(store.engine, name) if name else None
+        pages = FetchedPages.of_job(store.engine, name, self.start_url) if name else None
         if pages is None:
-            logger.info("The store holds no structure crawl %r (the model's): every page is fetched", name)
+            logger.info("The store holds no structure crawl %r of %s (the model's): every page is fetched", name,
+                        self.start_url)
         else:
             logger.info("Reading the %d pages structure crawl %r fetched from the store, but for the targets",
                         len(pages), name)

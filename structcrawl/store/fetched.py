@@ -47,11 +47,12 @@ class FetchedPages:
             self._ids.setdefault(urls[url_id], page_id)
 
     @classmethod
-    def of_job(cls, engine: Engine, name: str) -> FetchedPages | None:
-        """The pages of the structure crawl named ``name``, or None when the store holds no such crawl."""
+    def of_job(cls, engine: Engine, name: str, seed_url: str) -> FetchedPages | None:
+        """The pages of the structure crawl named ``name`` from ``seed_url``, or None when the store holds
+        no such crawl."""
         with engine.connect() as conn:
             info = J.get_job(conn, name)
-        if info is None or info.parameters.get("kind") == J.HARVEST_KIND:
+        if info is None or info.parameters.get("kind") == J.HARVEST_KIND or info.seed_url != seed_url:
             return None
         return cls(engine, info.id)
 
