@@ -105,7 +105,8 @@ def test_two_classes_to_csv_with_bodies(demo, model, tmp_path):
     assert res.stdout.startswith("finished: ")
     # the progress line while it runs, the summary at the end
     assert re.search(r"Harvest: \d+ targets harvested of ~\d+ estimated, \d+ pages fetched \(\d+ not targets, "
-                     r"\d+ explored\), \d+ URLs waiting, \d+ pages/s, ETA ", res.stderr), res.stderr[-3000:]
+                     r"\d+ explored\), \d+ read from the structure crawl's store, \d+ URLs waiting, \d+ pages/s, "
+                     r"ETA ", res.stderr), res.stderr[-3000:]
     assert re.search(r"Harvest closed \(finished\): \d+ targets of classes \d+,\d+ harvested", res.stderr)
     with out.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))

@@ -146,7 +146,8 @@ class HarvestLogStats:
         eta = f"{f['waiting'] / rate:.0f} s" if rate > 0 else "unknown"
         return (
             f"Harvest: {f['targets']} targets harvested of ~{f['estimated_targets']} estimated, {f['fetched']} pages "
-            f"fetched ({f['non_target']} not targets, {f['explored']} explored), {f['waiting']} URLs waiting, "
+            f"fetched ({f['non_target']} not targets, {f['explored']} explored), {f['reused']} read from the "
+            f"structure crawl's store, {f['waiting']} URLs waiting, "
             f"{rate:.0f} pages/s, ETA {eta}"
         )
 
