@@ -361,10 +361,10 @@ class HarvestSpider(scrapy.Spider):
         if stored.url != entry.url and stored.url in self.harvest.done:
             self._failed(entry, "duplicate", None, alias=True)
             return True
-        cls, _cost = self.classifier.classify_features(stored.features)
+        cls, _cost = self.classifier.classify_features(stored)
         if cls in self.harvest.targets or self.harvest.target_by_url(stored.url, cls) is not None:
             return False
-        self._plan_page(entry, stored.url, stored.features, cls, None)
+        self._plan_page(entry, stored.url, stored, cls, None)
         self.reused += 1
         self.crawler.stats.inc_value("harvest/pages_reused")
         return True

@@ -11,8 +11,6 @@ a page's links when the harvest asks for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
@@ -22,15 +20,8 @@ from structcrawl.store import schema as S
 from structcrawl.store.history import Vocabulary
 
 
-@dataclass(frozen=True)
-class FetchedPage:
-    url: str  #: the final URL
-    status: int | None
-    features: PageFeatures
-
-
 class FetchedPages:
-    """The pages of structure job ``job`` in ``engine``'s store, by requested or final URL."""
+    """The pages of the structure job ``job_id`` of ``engine``'s store, by requested or final URL."""
 
     def __init__(self, engine: Engine, job_id: int) -> None:
         self.engine = engine
@@ -59,24 +50,24 @@ class FetchedPages:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def take(self, url: str) -> FetchedPage | None:
-        """The stored page requested as, or landed on at, ``url`` (once: a URL is handed out once)."""
+    def take(self, url: str) -> PageFeatures | None:
+        """The stored page requested as, or landed on at, ``url`` (its features' ``url`` the final URL),
+        once: a URL is handed out once."""
         page_id = self._ids.pop(url, None)
         if page_id is None:
             return None
         p, lk = S.pages, S.links
         vocab = self.vocab
         with self.engine.connect() as conn:
-            url_id, status, tagset_id, truncated, title = conn.execute(
-                sa.select(p.c.url_id, p.c.status, p.c.tagset_id, p.c.truncated, p.c.title)
+            url_id, tagset_id, truncated, title = conn.execute(
+                sa.select(p.c.url_id, p.c.tagset_id, p.c.truncated, p.c.title)
                 .where(p.c.job_id == self.job_id, p.c.id == page_id)).one()
             links = tuple(Link(vocab.urls[t], vocab.xpaths[x], vocab.paths[path]) for t, x, path in conn.execute(
                 sa.select(lk.c.target_id, lk.c.xpath_id, lk.c.path_id)
                 .where(lk.c.job_id == self.job_id, lk.c.page_id == page_id).order_by(lk.c.pos)))
         tag_paths, element_paths = vocab.page_paths[tagset_id]
-        features = PageFeatures(url=vocab.urls[url_id], links=links, tag_paths=tag_paths,
-                                element_paths=element_paths, truncated=bool(truncated), title=title or "")
-        return FetchedPage(vocab.urls[url_id], status, features)
+        return PageFeatures(url=vocab.urls[url_id], links=links, tag_paths=tag_paths,
+                            element_paths=element_paths, truncated=bool(truncated), title=title or "")
 
 
-__all__ = ["FetchedPage", "FetchedPages"]
+__all__ = ["FetchedPages"]
