@@ -350,7 +350,7 @@ def replay(site: Site, harvest: Harvest, inflight_max: int, hub_inflight: int, s
                              entry.explore, entry.url)
             top_up()
             fill()
-        if not inflight and harvest.recheck():
+        if not inflight and (harvest.idle() or harvest.recheck()):
             continue
         if not inflight:
             return requests, fetched, read

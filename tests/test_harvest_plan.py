@@ -46,6 +46,15 @@ def drain(h: Harvest) -> list[str]:
     return out
 
 
+def fetch(h: Harvest, class_of) -> list[str]:
+    """A harvest one page at a time: each URL handed out is reported, of ``class_of(url)`` with no link."""
+    out = []
+    while (entry := h.pop()) is not None:
+        out.append(entry.url)
+        h.page(entry.url, entry.key, class_of(entry.url), {})
+    return out
+
+
 def test_distances_follow_the_class_graph_backwards():
     dist = class_distances([(0, 1), (1, 1), (1, 2), (2, 3), (3, 2), (4, 0)], [2])
     assert dist == {2: 0, 1: 1, 3: 1, 0: 2, 4: 3}
@@ -628,7 +637,7 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     assert [e.url for e in first] == funcs[:LIST_EVIDENCE]  # predicted structs, as every symbol is
     for entry in first:
         h.page(entry.url, entry.key, 4, {})  # a function page: nothing new toward the structs
-    assert drain(h) == structs
+    assert fetch(h, lambda url: 2) == structs
     assert sorted(e.url for e in h.parked) == sorted(funcs[LIST_EVIDENCE:])
 
     # a resumed plan, fed the stored sightings, knows the same two lists and decides the same
@@ -639,7 +648,7 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     again.page(H + "/index.html", None, 0, stored)
     for entry in [again.pop() for _ in range(LIST_EVIDENCE)]:
         again.page(entry.url, entry.key, 4, {})
-    assert drain(again) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE
+    assert fetch(again, lambda url: 2) == structs and len(again.parked) == len(funcs) - LIST_EVIDENCE
 
 
 def test_new_urls_of_a_hub_class_no_target_links_are_judged_apart_from_those_next_to_targets():
@@ -695,7 +704,7 @@ def test_a_url_waiting_by_its_first_list_is_fetched_by_another_collection_that_l
     for entry in [h.pop() for _ in range(LIST_EVIDENCE)]:
         h.page(entry.url, entry.key, 4, {})  # the functions' list shows nothing: its other URLs wait
     h.page(H + "/other.html", None, 4, {"p/a": [funcs[5]]})  # a page whose links lead to structs lists one
-    drained = drain(h)
+    drained = fetch(h, lambda url: 2 if url in structs else 4)
     assert funcs[5] in drained and set(structs) <= set(drained)
     assert sorted(e.url for e in h.parked) == sorted(set(funcs[LIST_EVIDENCE:]) - {funcs[5]})
 
@@ -1076,3 +1085,54 @@ def test_a_skipped_menu_whose_place_paid_is_rechecked_first_at_that_place():
     assert col.decision == "skip" and col.useful == 3 and not h.collections[(2, "p.home/a")].fetched
     assert h.recheck() == 2 and list(h._exploring)[0] == (2, menu)
     assert all("/list/" in h.pop().url for _ in range(4))  # not the sources, whose place never paid
+
+
+def test_a_lists_urls_predicted_targets_on_a_tie_wait_for_its_first_pages():
+    """Many fetches in flight: the index's URLs, all predicted structs, would all be handed out before the
+    first functions' pages come back.  LIST_EVIDENCE of each table go, the rest of each waits for them; once
+    they are back, the functions' table is no target and waits among the quiet, the structs' goes on
+    (erl_docgen's front pages' menus of modules, predicted chapters on a tie)."""
+    doc, funcs, structs, _features, collections = symbol_site()
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    in_flight = [h.pop() for _ in range(2 * LIST_EVIDENCE)]
+    assert [e.url for e in in_flight] == funcs[:LIST_EVIDENCE] + structs[:LIST_EVIDENCE]
+    assert h.waiting() == len(funcs) + len(structs) - 2 * LIST_EVIDENCE  # waiting, not dropped
+    for entry in in_flight:
+        h.page(entry.url, entry.key, 4 if entry.url in funcs else 2, {})
+    assert drain(h) == structs[LIST_EVIDENCE:]
+    assert sorted(e.url for e in h.parked) == sorted(funcs[LIST_EVIDENCE:])
+
+
+def test_urls_waiting_for_a_lists_pages_go_once_those_failed():
+    """The URLs that wait for their list's pages go once those are reported, failed too (the spider reports
+    a request a Scrapy component dropped when it goes idle): none is lost, none waits for good."""
+    doc, funcs, structs, _features, collections = symbol_site()
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    handed_out = []
+    while batch := list(iter(h.pop, None)):  # LIST_EVIDENCE of each list, then a wait for their pages
+        assert len(batch) <= 2 * LIST_EVIDENCE
+        handed_out += [entry.url for entry in batch]
+        for entry in batch:
+            h.failed(entry)  # no page, no evidence: the next ones go
+    assert sorted(handed_out) == sorted(funcs + structs)
+
+
+def test_urls_waiting_for_a_lists_pages_go_when_the_spider_is_idle():
+    """A page reported under a form its list does not know it by leaves the list waiting: once the spider is
+    idle nothing is on its way, and the waiting URLs go."""
+    doc, funcs, structs, _features, collections = symbol_site()
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    assert len(list(iter(h.pop, None))) == 2 * LIST_EVIDENCE
+    assert h.idle() and len(list(iter(h.pop, None))) == 2 * LIST_EVIDENCE
+    while h.idle():
+        drain(h)
+    assert h.waiting() == 0 and not h.deferred

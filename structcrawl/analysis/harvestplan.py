@@ -82,7 +82,9 @@ What the model cannot know is learnt as the harvest goes (FoCUS, Jiang et al.
   symbol under one tag path; a table's columns, a module index whose second column names each module's
   application): :func:`harvest_collections` names each (``core.features.list_containers``).
   Once LIST_EVIDENCE pages of a list were fetched, none a target or all of them, their class predicts its
-  other URLs (moved to that class's bucket when they come up); a list none of whose pages was a target
+  other URLs (moved to that class's bucket when they come up), and its URLs predicted targets on no more than
+  a tie wait for the LIST_EVIDENCE pages on their way, so many fetches in flight do not send the whole list
+  before its first pages tell it (:meth:`Harvest._list_waits`); a list none of whose pages was a target
   waits once its pages stopped paying (LIST_EVIDENCE pages, or a run too long to be chance), while the
   lists beside it go on; a list never tried gets one page, within the exploration budget, though its
   class is quiet.  A collection whose LIST_EVIDENCE links or more (the model's and the outcomes) led to no
@@ -230,6 +232,13 @@ def harvest_collections(features: PageFeatures, spelled: Mapping[str, Sequence[s
         for u, container in zip(urls, containers):
             out.setdefault(f"{path}{LIST_MARK}{container}", []).append(u)
     return out
+
+
+def _spread(length: int) -> set[int]:
+    """LIST_EVIDENCE places spread evenly over a list of ``length`` links, the first and the last among them."""
+    if length <= LIST_EVIDENCE:
+        return set(range(length))
+    return {round(i * (length - 1) / (LIST_EVIDENCE - 1)) for i in range(LIST_EVIDENCE)}
 
 
 def _split_name(name: str) -> tuple[str, str | None]:
@@ -396,6 +405,11 @@ class Harvest:
         self.list_paid: Counter = Counter()  #: list -> its pages that showed a new target or a new URL nearer
         self.list_run: Counter = Counter()  #: list -> its last pages in a row that did not
         self.list_out: Counter = Counter()  #: list -> its URLs handed out
+        #: list (:meth:`_list_of_entry`) -> its URLs handed out as predicted targets whose page is not back
+        #: yet, and its URLs that wait for those pages (:meth:`_list_waits`)
+        self.pending: dict[tuple, set[str]] = {}
+        self.deferred: dict[tuple, list[Entry]] = {}
+        self.pending_in: dict[str, tuple] = {}  #: URL handed out -> the list it is pending in
 
     # -- the plan ----------------------------------------------------------------
     def hubs(self) -> set[int]:
@@ -573,7 +587,7 @@ class Harvest:
         return (self.yield_per_page.get(cls, 0.0) + self.found_new[cls]) / (1 + self.pages_of[cls])
 
     def waiting(self) -> int:
-        return sum(len(q) for q in self.buckets.values())
+        return sum(len(q) for q in self.buckets.values()) + sum(len(d) for d in self.deferred.values())
 
     def _push(self, url: str, key: Key | None, referer: str | None, predicted: int | None = None) -> None:
         self.queued.add(url)
@@ -669,6 +683,7 @@ class Harvest:
             place = None
         else:
             self.place_outcomes.setdefault(place, Counter())[cls if target is None else target] += 1
+        self._returned(requested or url)
         for u in {u for urls in collections.values() for u in urls} - {url, requested}:
             self.seen.linked(u)
         new: list[tuple[str, Key]] = []
@@ -1004,8 +1019,15 @@ class Harvest:
         probe = self._probe() if hubs else None
         if probe is not None:
             return probe
-        while self.buckets:
-            bucket = min(self.buckets, key=self._order)
+        while self.buckets or self.deferred:
+            bucket = min(self.buckets, key=self._order) if self.buckets else None
+            if self.deferred and (bucket is None or (bucket not in self.targets and bucket != SEEDS)):
+                # predicted targets wait for their lists' pages: no hub page before those tell them
+                back = [lst for lst in self.deferred if not self.pending.get(lst)]
+                if not back:
+                    return None
+                self._release_deferred(*back)
+                continue
             if not hubs and bucket not in self.targets and bucket != SEEDS:
                 return None
             waiting = self.buckets[bucket]
@@ -1034,6 +1056,8 @@ class Harvest:
             if self.skipped(entry):
                 self.hold(entry)
                 continue
+            if bucket in self.targets and self._awaits_evidence(entry):
+                continue
             lkey = self.list_of.get(entry.url)
             if lkey is not None and lkey[:2] == entry.key:
                 if bucket != SEEDS and self._list_probe(entry) and self._resting(bucket, entry):
@@ -1041,6 +1065,76 @@ class Harvest:
                 self.list_out[lkey] += 1
             return entry
         return None
+
+    def _list_of_entry(self, key: Key | None, url: str) -> tuple | None:
+        """The list (:meth:`_list_class`) URL ``url`` of collection ``key`` belongs to, or None."""
+        lkey = self.list_of.get(url)
+        if lkey is not None:
+            return ("list", lkey) if lkey[:2] == key else None
+        pkey = self.page_list_of.get(url)
+        return ("page", pkey) if pkey is not None and pkey[0] == key else None
+
+    def _awaits_evidence(self, entry: Entry) -> bool:
+        """Does ``entry``, predicted a target, wait for the pages of its list handed out already
+        (:meth:`_list_waits`)?  Then it is deferred; else recorded as on its way."""
+        lst = self._list_of_entry(entry.key, entry.url)
+        if lst is None:
+            return False
+        if self._list_waits(lst, entry):
+            self.deferred.setdefault(lst, []).append(entry)
+            return True
+        self.pending.setdefault(lst, set()).add(entry.url)
+        self.pending_in[entry.url] = lst
+        return False
+
+    def _list_waits(self, lst: tuple, entry: Entry) -> bool:
+        """Does ``entry``, of list ``lst``, wait for the list's pages on their way?  While the list has not
+        told its class (:meth:`_list_class`) nor shown a target, and LIST_EVIDENCE of its pages are back or
+        on their way, unless the URL names a target's type (:meth:`_names_target`): handed out at
+        once, a list's URLs all go before its first pages can tell them (erl_docgen's front pages' menu of
+        modules, each predicted a chapter on a tie: all 34 of snmp's requested at 32 in flight; 255
+        reference pages in all for the chapters, 769 -> 621 requests in replay).  No hub page is handed
+        out meanwhile (:meth:`pop`): the list may be targets after all, which make hub pages unnecessary.
+        A request the spider lost is reported failed when it goes idle, so no wait lasts."""
+        pending = self.pending.get(lst)
+        if not pending or self._names_target(entry):
+            return False
+        outcomes = self.list_outcomes if lst[0] == "list" else self.page_list_outcomes
+        seen = outcomes.get(lst[1]) or Counter()
+        if any(c in self.targets for c in seen) or self._list_class(entry.key, entry.url)[0]:
+            return False
+        if sum(seen.values()) + len(pending) >= LIST_EVIDENCE:
+            return True
+        # the first pages are spread over the list: a list sorted by kind starts with one kind
+        place = self.place_of.get(entry.url)
+        return lst[0] == "page" and place is not None and place[0] == entry.key and place[1] not in _spread(place[2])
+
+    def _returned(self, url: str) -> None:
+        """A URL handed out is back (under whatever collection it was fetched from at last): the URLs of its
+        list that waited for it are queued again once they need not wait any more."""
+        lst = self.pending_in.pop(url, None)
+        if lst is None:
+            return
+        self.pending[lst].discard(url)
+        waiting = self.deferred.get(lst)
+        if waiting and not self._list_waits(lst, waiting[0]):
+            self._release_deferred(lst)
+
+    def idle(self) -> bool:
+        """Nothing is on its way (the spider went idle): the URLs that waited for pages handed out go now;
+        True when some did.  A page that came back under a form no list knows it by, or a shared harvest's
+        page that another worker reported so, held them."""
+        self.pending.clear()
+        self.pending_in.clear()
+        if not self.deferred:
+            return False
+        self._release_deferred(*self.deferred)
+        return True
+
+    def _release_deferred(self, *lists: tuple) -> None:
+        for lst in lists:
+            for entry in self.deferred.pop(lst, ()):
+                self.buckets.setdefault(self._bucket(entry.key, entry.url), deque()).append(entry)
 
     def _waits(self, bucket: Bucket, entry: Entry) -> bool:
         """Is ``entry`` (in ``bucket``) of an idle list (:meth:`_list_idle`), or of a quiet hub class
@@ -1105,15 +1199,20 @@ class Harvest:
         place = self._menu_place(entry) if _bucket_class(bucket) in self.targets else None
         if place is None or place[2] < 2:
             return False
-        path = _site_path(entry.url)
-        if self._pattern_class(path, self.patterns) in self.targets and not any(
-                c not in self.targets and (p := self.patterns.get(c)) is not None and p.search(path)
-                for c in self._led_to(entry.key) if c is not None):
+        if self._names_target(entry):
             return False
         seen = self.place_outcomes.get(place)
         if not seen or sum(seen.values()) < LIST_EVIDENCE or any(c in self.targets for c in seen):
             return False
         return self._rebucket(bucket, entry, min(seen, key=lambda c: (-seen[c], c is None, c or 0)))
+
+    def _names_target(self, entry: Entry) -> bool:
+        """Does ``entry``'s URL name a target's type: a target's URL pattern matches it and no pattern of the
+        other classes its collection leads to does?"""
+        path = _site_path(entry.url)
+        return self._pattern_class(path, self.patterns) in self.targets and not any(
+            c not in self.targets and (p := self.patterns.get(c)) is not None and p.search(path)
+            for c in self._led_to(entry.key) if c is not None)
 
     def _rebucket(self, bucket: Bucket, entry: Entry, cls: int | None) -> bool:
         """Move ``entry`` from ``bucket`` to the one of class ``cls``, or, of a class its followed collection
@@ -1405,6 +1504,7 @@ class Harvest:
         self.done.add(entry.url)
         if entry.explore:
             self.explored += 1
+        self._returned(entry.url)
 
     # -- figures ------------------------------------------------------------------
     def _share(self, key: Key, classes: frozenset[int] | set[int]) -> float:
@@ -1415,7 +1515,7 @@ class Harvest:
 
     def _waiting(self) -> Iterator[Key]:
         """The collections of the URLs waiting, one per URL, dead collections left out."""
-        for q in self.buckets.values():
+        for q in [*self.buckets.values(), *self.deferred.values()]:
             for e in q:
                 if e.key is not None and self.collections[e.key].decision != SKIP:
                     yield e.key

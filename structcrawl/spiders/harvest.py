@@ -497,6 +497,7 @@ class HarvestSpider(scrapy.Spider):
             logger.warning("Lost request for %s (dropped silently by a Scrapy component)", entry.url)
             del self.inflight[entry.url]
             self._failed(entry, "lost", None)
+        self.harvest.idle()
         self._top_up()
         if not self.inflight and self._budget_left() and self.harvest.recheck():
             # the plan ran dry: the skipped collections that lead toward the targets get probes again
@@ -536,6 +537,9 @@ class HarvestSpider(scrapy.Spider):
         # reads them all before it judges the plan dry
         self._exchange()
         if any(scheduler.backlog()):
+            raise DontCloseSpider
+        if self.harvest.idle():  # no page is on its way now: the URLs that waited for one go
+            self._top_up()
             raise DontCloseSpider
         if self._swept <= self.plan.rechecks and scheduler.unpark():
             # once a round, the requests parked in Redis (quiet hubs) are judged again before the re-check:
