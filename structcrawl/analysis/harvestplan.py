@@ -1093,7 +1093,7 @@ class Harvest:
         on their way, unless the URL names a target's type (:meth:`_names_target`): handed out at
         once, a list's URLs all go before its first pages can tell them (erl_docgen's front pages' menu of
         modules, each predicted a chapter on a tie: all 34 of snmp's requested at 32 in flight; 255
-        reference pages in all for the chapters, 769 -> 621 requests in replay).  No hub page is handed
+        reference pages in all for the chapters, 769 -> 614 requests in replay).  No hub page is handed
         out meanwhile (:meth:`pop`): the list may be targets after all, which make hub pages unnecessary.
         A request the spider lost is reported failed when it goes idle, so no wait lasts."""
         pending = self.pending.get(lst)
