@@ -492,12 +492,8 @@ class Harvest:
         holding one list on a page: the URLs of that page's list (erl_docgen's front pages' menu lists the
         chapters on a users' guide and the modules on a reference manual, under one path and one URL shape:
         1,052 -> 964 requests for the chapters in replay, 567 -> 479 modules fetched)."""
-        lkey = self.list_of.get(url)
-        if lkey is not None:
-            seen = self.list_outcomes.get(lkey) if lkey[:2] == key else None
-        else:
-            pkey = self.page_list_of.get(url)
-            seen = self.page_list_outcomes.get(pkey) if pkey is not None and pkey[0] == key else None
+        lst = self._list_of_entry(key, url)
+        seen = self._outcomes_of(lst) if lst is not None else None
         if not seen:
             return False, None
         pages = sum(seen.values())
@@ -1074,6 +1070,10 @@ class Harvest:
         pkey = self.page_list_of.get(url)
         return ("page", pkey) if pkey is not None and pkey[0] == key else None
 
+    def _outcomes_of(self, lst: tuple) -> Counter | None:
+        """The classes of the pages fetched of list ``lst`` (:meth:`_list_of_entry`)."""
+        return (self.list_outcomes if lst[0] == "list" else self.page_list_outcomes).get(lst[1])
+
     def _awaits_evidence(self, entry: Entry) -> bool:
         """Does ``entry``, predicted a target, wait for the pages of its list handed out already
         (:meth:`_list_waits`)?  Then it is deferred; else recorded as on its way."""
@@ -1099,11 +1099,11 @@ class Harvest:
         pending = self.pending.get(lst)
         if not pending or self._names_target(entry):
             return False
-        outcomes = self.list_outcomes if lst[0] == "list" else self.page_list_outcomes
-        seen = outcomes.get(lst[1]) or Counter()
-        if any(c in self.targets for c in seen) or self._list_class(entry.key, entry.url)[0]:
+        seen = self._outcomes_of(lst) or Counter()
+        pages = sum(seen.values())
+        if pages >= LIST_EVIDENCE or any(c in self.targets for c in seen):  # told, or it shows targets
             return False
-        if sum(seen.values()) + len(pending) >= LIST_EVIDENCE:
+        if pages + len(pending) >= LIST_EVIDENCE:
             return True
         # the first pages are spread over the list: a list sorted by kind starts with one kind
         place = self.place_of.get(entry.url)
