@@ -619,6 +619,11 @@ def symbol_site():
     return doc, funcs, structs, features, harvest_collections(features, features.collections, lambda path: path)
 
 
+def spread(urls: list[str]) -> list[str]:
+    """The LIST_EVIDENCE URLs of a list that go first while the rest waits: its first, middle and last."""
+    return [urls[round(i * (len(urls) - 1) / (LIST_EVIDENCE - 1))] for i in range(LIST_EVIDENCE)]
+
+
 
 def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the_other():
     """An index lists functions and structs (the targets) in two tables under one spelled path, all of one URL
@@ -634,11 +639,11 @@ def test_a_collection_holding_two_lists_follows_the_list_that_pays_and_parks_the
     for url, (_cls, name) in h.page(H + "/index.html", None, 0, collections).new:
         stored.setdefault(name, []).append(url)
     first = [h.pop() for _ in range(LIST_EVIDENCE)]
-    assert [e.url for e in first] == funcs[:LIST_EVIDENCE]  # predicted structs, as every symbol is
+    assert [e.url for e in first] == spread(funcs)  # predicted structs, as every symbol is
     for entry in first:
         h.page(entry.url, entry.key, 4, {})  # a function page: nothing new toward the structs
     assert fetch(h, lambda url: 2) == structs
-    assert sorted(e.url for e in h.parked) == sorted(funcs[LIST_EVIDENCE:])
+    assert sorted(e.url for e in h.parked) == sorted(set(funcs) - set(spread(funcs)))
 
     # a resumed plan, fed the stored sightings, knows the same two lists and decides the same
     assert len(stored) == 2 and all(LIST_MARK in name for name in stored)
@@ -706,7 +711,7 @@ def test_a_url_waiting_by_its_first_list_is_fetched_by_another_collection_that_l
     h.page(H + "/other.html", None, 4, {"p/a": [funcs[5]]})  # a page whose links lead to structs lists one
     drained = fetch(h, lambda url: 2 if url in structs else 4)
     assert funcs[5] in drained and set(structs) <= set(drained)
-    assert sorted(e.url for e in h.parked) == sorted(set(funcs[LIST_EVIDENCE:]) - {funcs[5]})
+    assert sorted(e.url for e in h.parked) == sorted(set(funcs) - set(spread(funcs)) - {funcs[5]})
 
 
 def item_linking_homes(explore_min: int) -> Harvest:
@@ -1098,12 +1103,12 @@ def test_a_lists_urls_predicted_targets_on_a_tie_wait_for_its_first_pages():
     drain(h)
     h.page(H + "/index.html", None, 0, collections)
     in_flight = [h.pop() for _ in range(2 * LIST_EVIDENCE)]
-    assert [e.url for e in in_flight] == funcs[:LIST_EVIDENCE] + structs[:LIST_EVIDENCE]
+    assert [e.url for e in in_flight] == spread(funcs) + spread(structs)
     assert h.waiting() == len(funcs) + len(structs) - 2 * LIST_EVIDENCE  # waiting, not dropped
     for entry in in_flight:
         h.page(entry.url, entry.key, 4 if entry.url in funcs else 2, {})
-    assert drain(h) == structs[LIST_EVIDENCE:]
-    assert sorted(e.url for e in h.parked) == sorted(funcs[LIST_EVIDENCE:])
+    assert sorted(drain(h)) == sorted(set(structs) - set(spread(structs)))
+    assert sorted(e.url for e in h.parked) == sorted(set(funcs) - set(spread(funcs)))
 
 
 def test_urls_waiting_for_a_lists_pages_go_once_those_failed():
@@ -1132,7 +1137,33 @@ def test_urls_waiting_for_a_lists_pages_go_when_the_spider_is_idle():
     drain(h)
     h.page(H + "/index.html", None, 0, collections)
     assert len(list(iter(h.pop, None))) == 2 * LIST_EVIDENCE
-    assert h.idle() and len(list(iter(h.pop, None))) == 2 * LIST_EVIDENCE
+    assert h.idle() and list(iter(h.pop, None))  # what waited goes, as a list's next pages
     while h.idle():
         drain(h)
     assert h.waiting() == 0 and not h.deferred
+
+
+
+def test_a_list_of_several_on_a_page_is_told_by_pages_spread_over_it():
+    """An index of one alphabetical list per letter, all under one path and one URL pattern (PostgreSQL's):
+    a letter's list holds sections and, in its middle, refentries (here functions and structs, the targets).
+    Its first pages are its first, middle and last, as a one-list page's are: the middle one is a struct, the
+    list is told nothing, and its other structs go as predicted targets.  Its first three would all have been
+    functions: the list told "functions" and its structs waited among the quiet hubs."""
+    doc, _funcs, _structs, _features, _collections = symbol_site()
+    head, tail = [f"{H}/func.a{i}.html" for i in range(6)], [f"{H}/func.z{i}.html" for i in range(6)]
+    structs = [f"{H}/struct.s{i}.html" for i in range(4)]
+    other = [f"{H}/func.b{i}.html" for i in range(3)]
+    features = extract(symbol_index(head + structs + tail, other).encode(), H + "/index.html", "text/html")
+    collections = harvest_collections(features, features.collections, lambda path: path)
+    assert sorted(collections.values()) == sorted([head + structs + tail, other])  # two lists: one name each
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    h.seed(H + "/index.html")
+    drain(h)
+    h.page(H + "/index.html", None, 0, collections)
+    out = [e.url for e in iter(h.pop, None)]  # LIST_EVIDENCE of each list; the rest waits for them
+    assert sorted(out) == sorted([head[0], structs[2], tail[-1], *other])
+    for url in out:
+        h.page(url, (0, SYMBOL), 2 if url in structs else 4, {})
+    assert sorted(e.url for e in iter(lambda: h.pop(hubs=False), None)) == sorted(
+        structs[:2] + structs[3:] + head[1:] + tail[:-1])  # the list goes on, all of it as predicted structs
