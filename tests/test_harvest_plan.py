@@ -1167,3 +1167,33 @@ def test_a_list_of_several_on_a_page_is_told_by_pages_spread_over_it():
         h.page(url, (0, SYMBOL), 2 if url in structs else 4, {})
     assert sorted(e.url for e in iter(lambda: h.pop(hubs=False), None)) == sorted(
         structs[:2] + structs[3:] + head[1:] + tail[:-1])  # the list goes on, all of it as predicted structs
+
+
+def test_a_url_held_by_a_dead_collection_comes_back_with_a_followed_collection_that_linked_it():
+    """A URL is queued under the collection it was first seen in; found dead when it comes up, that collection
+    holds it, and a followed collection that linked it meanwhile brings it only if its pages paid so far.  One
+    whose pages had not holds it too, and brings it once the re-check opens it: before, its pages, when they
+    paid, showed the URL no more (qtbase: two class pages first seen on other class pages, dead, and listed by a
+    module page's class table, not yet useful then and opened by the re-check near the end -- the only way to
+    two obsolete-members pages, 0.988 in replay)."""
+    h = harvest(minimum=20)
+    h.seed(H + "/")
+    drain(h)
+    lists = [H + f"/list/{i}" for i in range(1, 13)]
+    h.page(H + "/", None, 0, {MENU: lists + [H + "/list/99"]})
+    first = [h.pop() for _ in lists]
+    pager = [H + f"/list/{i}" for i in range(20, 32)]
+    h.page(first[0].url, first[0].key, 1, {PAGER: [H + "/list/99", *pager]})  # linked while queued: waits
+    for entry in first[1:]:
+        h.page(entry.url, entry.key, 1, {})  # nothing new: the menu is dead
+    assert h.collections[(0, MENU)].decision == "skip"
+    for _ in pager:  # /list/99 comes up first, of the dead menu: held, the pager's pages not useful yet
+        if (entry := h.pop()) is not None:
+            h.page(entry.url, entry.key, 1, {})  # nothing new: the pager is dead too
+    assert h.collections[(1, PAGER)].decision == "skip" and H + "/list/99" not in h.queued
+    assert h.recheck() == 1  # the pager's URLs no other page links
+    probe = h.pop()
+    assert probe.key == (1, PAGER)
+    h.page(probe.url, probe.key, 1, {ITEMS: [H + "/item/1"]}, explore=True)  # it pays: followed to its end
+    assert h.collections[(1, PAGER)].widened
+    assert H + "/list/99" in drain(h)
