@@ -3,6 +3,7 @@
     python benchmarks/diagnose.py classes  --corpus crystal [--strategy densest] [--inflight 32] [--paths 6]
     python benchmarks/diagnose.py checks   --corpus crystal    # per check: mispredicted and moved pages, untried
     python benchmarks/diagnose.py pairs    --corpus crystal    # per check: refinement's verdict on each class pair
+    python benchmarks/diagnose.py stops    --corpus crystal    # per check: errors, run that held, untried
     python benchmarks/diagnose.py decide   --corpus crystal --label enum   # the update's code lengths
 
 The crawl is ``benchmarks/offline_real.py``'s (the corpus files as ``python -m http.server``
@@ -19,6 +20,10 @@ reading, not for quoting: figures to quote come from ``real_sites.py`` and ``ord
 * ``pairs``: at each check, for every pair of classes of two pages or more, what refinement's rules
   say (``refine.Refiner.pairs``): fingerprint similarity, told apart, shared content sections,
   nested cores, a split the next check would undo, and the pairs approved.
+* ``stops``: one line per check of the stop rule — pages, new pages mispredicted of those checked,
+  earlier pages moved, checks in a row that held, untried collections — then the check at which the
+  window first held and whether untried collections or later mispredictions kept the crawl going: is
+  a long crawl held by the model's errors or by the collections it has not tried?
 * ``decide``: for each candidate holding a page of truth class ``--label``, the update's code length
   in every class with the dt and twin rules' inputs, what classification predicts, what it did.
 """
@@ -39,8 +44,10 @@ import corpora  # noqa: E402
 import offline_real  # noqa: E402
 from structcrawl.core import explorer as explorer_module  # noqa: E402
 from structcrawl.core import model as model_module  # noqa: E402
+from structcrawl.core import stability as stability_module  # noqa: E402
 from structcrawl.core.model import core_sections, site_chrome, told_apart, with_links_of_their_own  # noqa: E402
 from structcrawl.core.refine import nested  # noqa: E402
+from structcrawl.core.stability import Check  # noqa: E402
 from structcrawl.core.unionfind import jaccard  # noqa: E402
 
 
@@ -133,6 +140,31 @@ def show_pairs(args: argparse.Namespace) -> None:
         crawl(args)
 
 
+def show_stops(args: argparse.Namespace) -> None:
+    observe = stability_module.StabilityRule.observe
+    checks: list[tuple[Check, int, bool]] = []
+
+    def traced(self, check):
+        stable = observe(self, check)
+        checks.append((check, self.quiet_checks, stable))
+        print(f"check at {check.pages} pages: mispredicted {check.new - check.predicted} of {check.new}, "
+              f"moved {check.moved} of {check.earlier}, held {self.quiet_checks} in a row, "
+              f"untried {check.untried}{' -> stable' if stable else ''}")
+        return stable
+
+    with mock.patch.object(stability_module.StabilityRule, "observe", traced):
+        crawl(args)
+    window = stability_module.StabilityRule().window
+    first = next(((c, stable) for c, quiet, stable in checks if quiet >= window), None)
+    if first is None:
+        print(f"the window ({window} checks) never held: the model's mispredictions or moves kept the crawl going")
+    elif first[1]:
+        print(f"the window first held at {first[0].pages} pages and the crawl stopped there")
+    else:
+        print(f"the window first held at {first[0].pages} pages, held by {first[0].untried} untried "
+              f"collection(s); the crawl ended at {checks[-1][0].pages} pages")
+
+
 def show_decisions(args: argparse.Namespace) -> None:
     truth = truth_by_url(args.corpus)
     update = model_module.SiteModel.update
@@ -163,7 +195,8 @@ def show_decisions(args: argparse.Namespace) -> None:
         crawl(args)
 
 
-VIEWS = {"classes": show_classes, "checks": show_checks, "pairs": show_pairs, "decide": show_decisions}
+VIEWS = {"classes": show_classes, "checks": show_checks, "pairs": show_pairs, "stops": show_stops,
+         "decide": show_decisions}
 
 
 def main(argv=None) -> int:
