@@ -144,8 +144,8 @@ def show_stops(args: argparse.Namespace) -> None:
     observe = stability_module.StabilityRule.observe
     checks: list[tuple[Check, int, bool]] = []
 
-    def traced(self, check):
-        stable = observe(self, check)
+    def traced(self, check, revised=()):
+        stable = observe(self, check, revised)
         checks.append((check, self.quiet_checks, stable))
         print(f"check at {check.pages} pages: mispredicted {check.new - check.predicted} of {check.new}, "
               f"moved {check.moved} of {check.earlier}, held {self.quiet_checks} in a row, "

@@ -232,7 +232,7 @@ def test_model_exports_the_stop_rule_checks(crawl):
     _site, _fetch, explorer, doc = crawl
     assert doc["checks"] == [
         {"pages": c.pages, "new": c.new, "predicted": c.predicted, "earlier": c.earlier, "moved": c.moved,
-         "classes": c.classes, "untried": c.untried} for c in explorer.stability.checks]
+         "classes": c.classes, "untried": c.untried, "forgiven": c.forgiven} for c in explorer.stability.checks]
 
 
 def test_report_first_screen_table_and_self_containment(crawl):

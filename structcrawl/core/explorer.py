@@ -10,7 +10,7 @@ candidate selection, model update, new links into the frontier.
 from __future__ import annotations
 
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -129,6 +129,9 @@ class Explorer:
         #: modelled page -> the class the model predicted for it on arrival, before it was modelled
         self.predicted: dict[str, int | None] = {}
         self._checked: tuple[dict[str, int], int] = ({}, 0)  #: classes at the last check, pages then
+        #: the window's checks (``StabilityRule.window``): span of ``order`` they judged, the classes
+        #: at the check before, their pages found where predicted so far
+        self._judged: deque[tuple[int, int, dict[str, int], set[str]]] = deque()
         self._found_at_check = 0  #: ``Frontier.mark()`` at the last check
         self.merges: list[Merge] = []
         self._refined_at: tuple[frozenset[int], int] = (frozenset(), 0)
@@ -240,13 +243,15 @@ class Explorer:
         now = self.model.page_class
         new = self.order[checked_pages:]
         if before:
+            revised = self._judge_again()
+            right = self._as_predicted(new, before)
+            self._judged.append((checked_pages, len(self.order), before, right))
             check = Check(
-                pages=len(now), new=len(new),
-                predicted=sum(1 for u in new if self.predicted.get(u) is not None and now[u] == self.predicted[u]),
+                pages=len(now), new=len(new), predicted=len(right),
                 earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
                 classes=len(self.model.classes),
                 untried=self.frontier.untried(self._class_size, self._found_at_check))
-            if self.stability.observe(check):
+            if self.stability.observe(check, revised):
                 self.stable = True
                 # the model a crawl ends with is refined, however little it grew since the last
                 # refinement (``_refine_due`` spaces them for cost): a merge that became due since
@@ -255,6 +260,36 @@ class Explorer:
                     self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
         self._checked = (dict(now), len(now))
         self._found_at_check = self.frontier.mark()
+
+    def _as_predicted(self, urls: Iterable[str], snapshot: dict[str, int]) -> set[str]:
+        """Those of ``urls`` now in the class predicted on their arrival; a predicted class gone
+        since stands for the class most of its pages at ``snapshot`` (the check before) are in now."""
+        now = self.model.page_class
+        heirs: dict[int, int | None] = {}
+
+        def heir(cid: int) -> int | None:
+            if cid in self.model.classes:
+                return cid
+            if cid not in heirs:
+                votes = Counter(now[u] for u, c in snapshot.items() if c == cid)
+                heirs[cid] = votes.most_common(1)[0][0] if votes else None
+            return heirs[cid]
+
+        return {u for u in urls if self.predicted.get(u) is not None and now[u] == heir(self.predicted[u])}
+
+    def _judge_again(self) -> list[Check]:
+        """The window's earlier checks (``StabilityRule.observe``'s ``revised``) with the pages
+        they mispredicted that sit in the predicted class now counted as predicted."""
+        while len(self._judged) >= self.stability.window:
+            self._judged.popleft()
+        old = self.stability.checks[-len(self._judged):] if self._judged else []
+        revised = []
+        for i, (start, end, snapshot, right) in enumerate(self._judged):
+            forgiven = self._as_predicted(self.order[start:end], snapshot) - right
+            right |= forgiven
+            revised.append(replace(old[i], predicted=old[i].predicted + len(forgiven),
+                                   forgiven=old[i].forgiven + len(forgiven)))
+        return revised
 
     def _regroup(self) -> None:
         """Undo the decisions today's evidence overturns (``structcrawl.core.split``): split

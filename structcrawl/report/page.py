@@ -212,7 +212,8 @@ def _curve_section(document: Mapping[str, Any]) -> str:
 <p>After each model update: the classes and the MDL code length per page (Crescenzi et al. Fig. 8, §3.2).
 Every few pages the crawl checks its model (<code>structcrawl/core/stability.py</code>): each new page was
 classified when it arrived, before it was modelled; the check counts the new pages it mispredicted and the
-earlier pages that moved class. The rule stops the crawl once {window} checks in a row stay within
+earlier pages that moved class (a page placed elsewhere at first and in its predicted class by a later check of
+the window counts as predicted). The rule stops the crawl once {window} checks in a row stay within
 ε&nbsp;=&nbsp;{epsilon * 100:g}&nbsp;% on both and no link collection is left untried (filled marks: the check
 held). {verdict}</p>
 <div class="figure">
