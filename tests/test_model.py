@@ -390,6 +390,10 @@ def test_tag_path_twins_are_one_template_whatever_their_links():
     # a different structure (Jaccard < 0.95) is not a twin
     other = Candidate([Page("d", frozenset({"y1", "y2"}), 1, frozenset(frame[:30]) | {"html/body/ul/li/a"})])
     assert m.update(other, dt=0.2).action == "new"
+    # nor is a page of the same frame that shares no link path with the class, not even its chrome
+    # (rustdoc writes the page kind into every path: body.fn/nav, body.derive/nav)
+    kind = Candidate([Page("e", frozenset({"fn/nav", "fn/code.hl_class", "fn/src"}), 3, tags)])
+    assert m.update(kind, dt=0.2).action == "new"
 
 
 def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
