@@ -622,18 +622,8 @@ def test_the_model_a_crawl_stops_with_is_refined():
     ends with (erl_docgen's reference pages stayed in three classes at 5 pages a probe)."""
     from structcrawl.core.explorer import Explorer
 
-    frame = [f"html/body/div{i}" for i in range(10)]
-    shared = {"nav", "exports", "summary", "see-also"}
-
     def explorer(stops: bool) -> Explorer:
-        m = SiteModel()
-        m._add_to(m.new_class(), [Page(f"ref{i}", frozenset(shared | {"types"}), 5, frozenset(frame))
-                                  for i in range(12)])
-        m._add_to(m.new_class(), [Page(f"ch{i}", frozenset(shared | {"toc"}), 5, frozenset(frame[:8]))
-                                  for i in range(6)])
-        for k in range(3):
-            m._add_to(m.new_class(), [Page(f"x{k}-{i}", frozenset({"nav", f"own{k}"}), 2,
-                                           frozenset({f"html/body/x{k}"})) for i in range(4)])
+        m = _references_and_chapters(6)
         ex = Explorer("http://site.test/", stability=StabilityRule(window=1, epsilon=1.0 if stops else 0.0))
         ex.model = m
         ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
