@@ -211,6 +211,18 @@ CORPORA = {
             ("api", r"^(c3ref|session)/"),
             ("document", r"^[^/]+\.html$"),
         ]),
+    "git": dict(
+        package="git-doc", version="1:2.39.5-0+deb12u3", generator="AsciiDoc 10.2 (xhtml11 backend)",
+        root="git-doc/usr/share/doc/git-doc", entry="index.html", extra=True,
+        # AsciiDoc renders a document with the template of its doctype, named in the body's class:
+        # a manual page per command and concept, an article per guide, how-to and technical note;
+        # the user manual is DocBook's, one page
+        classes=[],
+        markers=[
+            ("manpage", rb'<body class="manpage"'),
+            ("article", rb'<body class="article"'),
+            ("book", rb'<meta name="generator" content="DocBook'),
+        ]),
 }
 
 
