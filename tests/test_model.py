@@ -302,6 +302,37 @@ def test_never_hands_out_a_url_twice():
     assert sorted(seen) == ["x", "y"]
 
 
+def test_the_audit_draws_alike_from_every_collection_in_any_order_of_arrival():
+    """The audit is a draw of the pending URLs by a fixed hash: the same draw whichever order
+    the links came in (a resumed crawl draws it again), from thin and dense collections alike,
+    never a URL handed out before or a trap's; what it draws is never popped again."""
+    import zlib
+
+    links = {(0, "dense"): [f"d{i}" for i in range(40)], (0, "thin"): ["t1", "t2"], (1, "solo"): ["s1"],
+             (1, "trap"): [f"p{i}" for i in range(20)]}
+
+    def frontier(keys):
+        f = Frontier("densest", batch_size=3)
+        for source, path in keys:
+            f.add_links(source, {path: links[(source, path)]})
+        f.collections[(1, "trap")].trap = True
+        return f
+
+    forward, backward = frontier(list(links)), frontier(list(links)[::-1])
+    size = sizes({0: 5, 1: 1})
+    assert forward.pop(size).urls == ("s1",)
+    backward.mark_issued(["s1"])
+    drawn = forward.audit(10)
+    assert drawn.key is None and drawn == backward.audit(10)
+    pending = [f"d{i}" for i in range(40)] + ["t1", "t2"]
+    assert list(drawn.urls) == sorted(pending, key=lambda u: (zlib.crc32(u.encode()), u))[:10]
+    rest = []
+    while (b := forward.pop(size)) is not None:
+        rest.extend(b.urls)
+    assert sorted(rest + list(drawn.urls)) == sorted(pending)
+    assert forward.audit(10).urls == ()
+
+
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="unknown strategy"):
         Frontier("widest")
@@ -338,6 +369,13 @@ def test_a_missed_prediction_or_a_moved_page_restarts_the_window():
     assert rule.quiet_checks == 0
     assert not rule.observe(check(150, 25, 25, 125, 0))
     assert rule.observe(check(175, 25, 25, 150, 0))
+
+
+def test_a_check_with_a_surprising_audited_page_does_not_hold():
+    rule = StabilityRule(window=2, epsilon=0.05)
+    assert not rule.observe(check(50, 25, 25, 25, 0))
+    assert not rule.observe(Check(75, 25, 25, 50, 0, 3, surprised=1))  # all predicted, yet one audited page undescribed
+    assert rule.quiet_checks == 0
 
 
 def test_stability_waits_for_min_pages():
@@ -394,6 +432,24 @@ def test_tag_path_twins_are_one_template_whatever_their_links():
     # (rustdoc writes the page kind into every path: body.fn/nav, body.derive/nav)
     kind = Candidate([Page("e", frozenset({"fn/nav", "fn/code.hl_class", "fn/src"}), 3, tags)])
     assert m.update(kind, dt=0.2).action == "new"
+
+
+def test_a_page_alone_is_no_twin_of_a_class_its_confirmed_sections_tell_it_apart_from():
+    # the demo's author and publisher pages are tag-path twins of one frame; an author page arriving
+    # alone shows two sections the authors confirm and lacks the publishers' three: not their twin
+    frame = frozenset(f"html/body/div/p{i}" for i in range(40))
+    publishers = [Page(f"pub{i}", frozenset({"nav", "website", "imprints", "pub-books"}), 3, frame)
+                  for i in range(4)]
+    # optional sections put the authors' link schema beyond the candidate distance of one of them
+    authors = [Page(f"author{i}", frozenset({"nav", "author-books", "co-authors", "awards" if i % 2 else "events"}),
+                    3, frame | {f"html/body/div/q{j}" for j in range(4)}) for i in range(4)]
+    m = SiteModel.from_assignment(publishers + authors, {p.url: 0 if p in publishers else 1
+                                                         for p in publishers + authors}, Costs())
+    stray = Page("author9", frozenset({"nav", "author-books", "co-authors"}), 3, frame)
+    assert m.update(Candidate([stray]), dt=0.2).class_id == 1
+    # a page whose sections nobody confirms yet is the twin's, as before
+    unseen = Page("pub9", frozenset({"nav", "logo-wall", "partners"}), 3, frame)
+    assert m.update(Candidate([unseen]), dt=0.2).class_id == 0
 
 
 def test_refinement_merges_cocited_twins_and_vetoes_vouched_pairs():
@@ -616,6 +672,54 @@ def test_nested_cores_merge_only_when_the_skeletons_agree():
     assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
 
 
+def test_a_crawl_stops_only_once_its_audit_was_judged():
+    """One audit per crawl, handed out when one more check would stop it: a batch drawn from
+    the whole frontier (no collection's key), whose pages a later check judges before the stop."""
+    from structcrawl.core.explorer import AUDIT_SIZE, run_offline
+    from structcrawl.demo.site import DemoSite, fetcher
+
+    site = DemoSite(pages=600)
+    handed = []
+
+    def fetch(url):
+        handed.append(url)
+        return fetcher(site, "http://127.0.0.1:8000")(url)
+
+    ex = run_offline(fetch, "http://127.0.0.1:8000/", inflight=20)
+    assert ex.stable and ex.audited and ex.audit is not None and len(ex.audit.urls) == AUDIT_SIZE
+    audited_at = max(ex.order.index(u) for u in ex.audit.urls if u in ex.model.pages)
+    assert audited_at < ex.stability.checks[-1].pages  # the stop's check judged them
+    assert ex.audit.key is None and handed.index(ex.audit.urls[0]) > 0
+
+
+def test_an_audited_page_its_class_does_not_describe_fails_its_check():
+    """A page drawn by the audit that went into a class whose sections it mostly lacks (a type
+    the class took in for want of another) fails the check, predicted right or not; the same
+    page fetched in the crawl's own order does not."""
+    from structcrawl.core.explorer import Explorer
+    from structcrawl.core.frontier import Batch
+
+    def checked(audited: bool) -> Check:
+        m = _references_and_chapters(6)
+        members = Page("members0", frozenset({"nav", "members"}), 40, frozenset({"html/body/div0"}))
+        m._add_to(m.classes[0], [members])  # with the reference pages: it has none of their exports, summary...
+        ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
+        ex.model = m
+        ex.order = [u for cls in m.classes.values() for u in cls.members]
+        ex.predicted = {u: m.page_class[u] for u in ex.order}
+        ex._checked = ({u: m.page_class[u] for u in ex.order if u != "members0"}, len(ex.order) - 1)
+        ex.order.remove("members0")
+        ex.order.append("members0")
+        ex._refined_at = (frozenset(m.classes), len(m.pages))
+        if audited:
+            ex.audit, ex.audited = Batch(None, ("members0",)), True
+        ex.check()
+        return ex.stability.checks[-1]
+
+    assert checked(audited=False).surprised == 0
+    assert checked(audited=True).surprised == 1
+
+
 def test_the_model_a_crawl_stops_with_is_refined():
     """Refinement is spaced out for cost (``Explorer._refine_due``); a merge that became due
     since the last one is made when the stop rule fires, not left in the model the crawl
@@ -632,6 +736,7 @@ def test_the_model_a_crawl_stops_with_is_refined():
         ex.predicted = {u: None for u in ex.order}  # every prediction missed: the rule holds only at ε = 1
         ex._checked = ({u: m.page_class[u] for u in ex.order[:-6]}, len(ex.order) - 6)
         ex._refined_at = (frozenset(m.classes), len(m.pages))  # refined a moment ago: not due
+        ex.audited = True
         return ex
 
     going = explorer(stops=False)

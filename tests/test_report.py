@@ -212,7 +212,22 @@ def test_curve_plots_bits_per_page_and_the_stop_measure(crawl):
     for circle, check in zip(svg.findall(".//s:circle[@class='check']", SVG), sorted(checks, key=lambda c: c["pages"])):
         missed = (check["new"] - check["predicted"]) / check["new"]
         moved = check["moved"] / check["earlier"] if check["earlier"] else 0
-        assert (circle.get("fill") != "#fff") == (missed <= eps and moved <= eps)
+        assert (circle.get("fill") != "#fff") == (missed <= eps and moved <= eps and not check["surprised"])
+
+
+def test_the_shaded_window_is_the_last_that_held_before_the_stop():
+    """A crawl whose window held while its audit was out stops at the check that judged the audit,
+    which may itself miss pages of the crawl's order; a surprised check never holds."""
+    from structcrawl.report.curve import firing_window
+
+    def check(pages, predicted=25, surprised=0):
+        return {"pages": pages, "new": 25, "predicted": predicted, "earlier": pages - 25, "moved": 0,
+                "surprised": surprised}
+
+    held_then_missed = [check(25, 10), check(50), check(75), check(100), check(110, predicted=20)]
+    assert [c["pages"] for c in firing_window(held_then_missed, 3, 0.05, 110)] == [50, 75, 100]
+    surprised = [check(25), check(50), check(75, surprised=1)]
+    assert firing_window(surprised, 3, 0.05, 75) == []
 
 
 def test_curve_quality_panel_and_old_files(crawl):
@@ -232,7 +247,8 @@ def test_model_exports_the_stop_rule_checks(crawl):
     _site, _fetch, explorer, doc = crawl
     assert doc["checks"] == [
         {"pages": c.pages, "new": c.new, "predicted": c.predicted, "earlier": c.earlier, "moved": c.moved,
-         "classes": c.classes, "untried": c.untried, "forgiven": c.forgiven} for c in explorer.stability.checks]
+         "classes": c.classes, "untried": c.untried, "forgiven": c.forgiven, "surprised": c.surprised}
+        for c in explorer.stability.checks]
 
 
 def test_report_first_screen_table_and_self_containment(crawl):

@@ -324,3 +324,27 @@ def test_a_lone_twin_joins_the_class_that_holds_its_schema():
     bare = [page(f"bare{i}") for i in range(3)]
     model = model_of([class_pages(8) + [page("lone")], overviews, members_pages(4), bare])
     assert regroup(model) is None
+
+
+def test_a_page_judged_alone_does_not_follow_a_stray_into_the_class_it_leaves():
+    # an author page placed with the publishers took their sections below SECTION_SHARE, so
+    # nothing told the home page (its own sections no evidence) apart from them; the regroup
+    # that returns the author page to the authors must not send the home page there
+    publishers = [page(f"pub{i}", "website/a", "imprints/a", "pub-books/a") for i in range(6)]
+    authors = [page(f"author{i}", "author-books/a", "co-authors/a") for i in range(8)]
+    stray = page("author8", "author-books/a", "co-authors/a")
+    start = page("home", "categories/a", "cards/a", "news/a")
+    model = model_of([publishers + [stray], authors, [start]])
+    assert home(model, ["home"], 2) == 0
+    assignment = regroup(model)
+    assert assignment is not None and assignment["author8"] == 1 and assignment["home"] == 2
+
+
+def test_a_page_judged_alone_still_joins_a_class_a_stray_leaves_when_it_fits_the_rest():
+    refs = [page(f"ref{i}", "module/a", "exports/a", "types/a" if i % 2 else "funcs/a") for i in range(10)]
+    authors = [page(f"author{i}", "author-books/a", "co-authors/a") for i in range(4)]
+    stray = page("author4", "author-books/a", "co-authors/a")
+    early = page("calendar", "module/a", "exports/a", "types/a", "funcs/a")
+    model = model_of([refs + [stray], authors, [early]])
+    assignment = regroup(model)
+    assert assignment["author4"] == 1 and assignment["calendar"] == 0

@@ -335,6 +335,47 @@ def test_a_resume_refetches_the_in_flight_batches(db_url, site):
     store.dispose()
 
 
+def test_the_audit_replays_from_the_store_and_a_resume_draws_it_again(db_url, site):
+    """The audit is a batch of no collection: the stored history gives it back at its pop, its
+    replayed completion (a copy of the batch) counts as the audit's, and a crash with it in
+    flight leaves a resumed crawl that hands out an audit before it can stop."""
+    params = {**PARAMS, "stability": {"window": 3, "epsilon": 0.05, "min_pages": 0},
+              "document": {**PARAMS["document"], "parameters": {"stop": "stable", "max_pages": None}}}
+    store, session, explorer = open_session(db_url, "audit", params)
+    crawl = OfflineCrawl(site, explorer, session)
+    while explorer.audit is None and crawl.step():
+        pass
+    assert explorer.audit is not None and not explorer.audited
+    assert session.writer.flush(timeout=60)
+    _info, rebuilt, _ = store.rebuild("audit")
+    assert rebuilt.audit == explorer.audit and not rebuilt.audited
+    assert explorer_state(rebuilt) == explorer_state(explorer)
+    while not explorer.audited and crawl.step():
+        pass
+    assert session.writer.flush(timeout=60)
+    _info, rebuilt, _ = store.rebuild("audit")
+    assert rebuilt.audited and explorer_state(rebuilt) == explorer_state(explorer)
+    session.close("stopped", "test")
+    store.dispose()
+
+    store, session, explorer = open_session(db_url, "audit-crash", params)
+    crawl = OfflineCrawl(site, explorer, session)
+    while explorer.audit is None and crawl.step():
+        pass
+    assert session.writer.flush(timeout=60)
+    crash(session)
+    store.dispose()
+    store, session, explorer = open_session(db_url, "audit-crash", params)
+    session.restore(explorer)
+    assert explorer.audit is None and not explorer.audited  # the audit was in flight: dropped
+    again = OfflineCrawl(site, explorer, session)
+    while not explorer.stable and again.step():
+        pass
+    assert explorer.stable and explorer.audited and explorer.audit.key is None
+    session.close("stopped", "test")
+    store.dispose()
+
+
 # ---------------------------------------------------------------------------
 # Jobs and locks
 # ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ The frontier never hands out a URL twice.
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
@@ -64,8 +65,10 @@ class Collection:
 class Batch:
     """URLs handed out together: the pages of one collection to fetch."""
 
-    key: tuple[int, str] | None  #: None for the seed
+    key: tuple[int, str] | None  #: None for the seed and an audit (``Frontier.audit``)
     urls: tuple[str, ...]
+    #: an audit's: the collection each URL was drawn from (not part of the batch's identity)
+    sources: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
 
 class Frontier:
@@ -76,6 +79,8 @@ class Frontier:
     * ``pop(class_size)`` -> Batch | None: up to ``batch_size`` URLs of the top
       collection (``probe_size`` for one never tried), never a URL handed out
       before; None when nothing is pending.
+    * ``audit(size)`` -> Batch: up to ``size`` pending URLs drawn alike from
+      every collection, by a fixed hash (the explorer's audit before a stop).
     * ``record(key, classes, duplicates, failures)`` -> bool: where a popped
       batch's pages went; True when the collection turned out a trap (emptied).
     * ``merge_classes(keep, gone)``, ``rebuild(pages, page_class, aliases)``,
@@ -351,6 +356,21 @@ class Frontier:
         size = class_size(coll.source)
         return (not coll.tried and not self.saturated(coll) and (found_before is None or coll.seq < found_before)
                 and coll.pages >= max(min(2, size), FINGERPRINT_OCCURRENCE * size))
+
+    def audit(self, size: int) -> Batch:
+        """Up to ``size`` pending URLs drawn from every collection alike (traps aside), handed
+        out as one batch: the frontier as it is, not as the priority order samples it.  The draw
+        orders the URLs by their CRC-32 — a fixed hash, so a resumed crawl draws the same ones
+        and the draw does not lean toward the collections or pages found first."""
+        pending: dict[str, tuple[int, str]] = {}
+        for coll in sorted(self.collections.values(), key=lambda c: c.seq):
+            if not coll.trap:
+                for url in coll.urls[coll.cursor:]:
+                    if url not in self.issued:
+                        pending.setdefault(url, coll.key)
+        drawn = sorted(pending, key=lambda url: (zlib.crc32(url.encode()), url))[:size]
+        self.issued.update(drawn)
+        return Batch(None, tuple(drawn), tuple(pending[url] for url in drawn))
 
     def mark(self) -> int:
         """A point in the order collections are found in (see ``untried``)."""

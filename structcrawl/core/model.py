@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Container, Iterable, Mapping, Sequence
 
 from structcrawl.core.placement import PathReference
 from structcrawl.core.spelling import PathSpeller
@@ -99,6 +99,7 @@ SECTION_SHARE = 0.9
 #: for a group to leave: one missing section is an optional one (erl_docgen chapters
 #: with or without a "scope" heading), a template of its own lacks the class's frame
 #: (a QDoc members page has none of the class page's summary, contents or details).
+#: The same count makes an audited page one its class does not describe (``Explorer.check``).
 MISSING_SECTIONS = 2
 #: A path on at least this share of a class's members is one of its core sections.
 CORE_SHARE = 0.5
@@ -174,7 +175,7 @@ def told_apart_group(schemas: Mapping[str, frozenset[str]], path_counts: Counter
             if path in schema:
                 inside.update(schema)
         outside = path_counts - inside
-        if _missing(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k,
+        if missing_sections(outside, n - k, inside) >= MISSING_SECTIONS and told_apart(inside, k, outside, n - k,
                                                                                chrome=chrome):
             best = (k, path)
     if best is None:
@@ -198,8 +199,9 @@ def with_links_of_their_own(model: "SiteModel", members: Sequence[str], chrome: 
     return kept, Counter(p for s in kept.values() for p in s)
 
 
-def _missing(counts: Counter, n: int, group: Counter) -> int:
-    """Sections on nearly every page of a class (``SECTION_SHARE``) that a group never shows."""
+def missing_sections(counts: Counter, n: int, group: Container[str]) -> int:
+    """Sections on nearly every page of a class (``SECTION_SHARE``; ``counts`` its path counts,
+    ``n`` its pages) that a group of pages (their paths) never shows."""
     return sum(1 for p, c in counts.items() if c >= SECTION_SHARE * n and p not in group)
 
 
@@ -428,7 +430,8 @@ class SiteModel:
           code links vary by the symbols they mention) —
           unless the two are ``told_apart``: the demo's author and publisher
           pages are tag-path twins from one frame, told apart by their own
-          sections (co-authors vs imprints and website); and unless they share
+          sections (co-authors vs imprints and website) — a page arriving alone
+          by the paths of it that other pages confirm; and unless they share
           no link path at all, not even the chrome's: rustdoc spells each page
           kind into every path (``body.fn``, ``body.derive``), and a one-page
           class of derive macros, which no ``told_apart`` can guard, took a
@@ -467,6 +470,10 @@ class SiteModel:
         best_bits = None
         near: tuple[float, float, int] | None = None  # (link distance, -twin similarity, id)
         costs_by_class: list[tuple[float, int]] = []
+        # a page alone has sections of its own only where other pages confirm them: the demo's
+        # author page and the publishers' are tag-path twins, and an author page arriving alone
+        # joined the publishers' class (8 x the code of the authors') until the next check
+        confirmed = Counter({p: n for p, n in cand.path_counts.items() if p in self.known_paths})
         for cls in self.classes.values():
             bits = self.merge_bits(cand, cls, path_bits)
             costs_by_class.append((bits, cls.id))
@@ -474,8 +481,9 @@ class SiteModel:
                 best_bits = bits
             dist = _distance(cand.schema, cls.path_counts)
             twin = _jaccard(cand.fingerprint, cls.fingerprint()) if cand.fingerprint else 0.0
-            apart = min(cand.size, cls.size) >= 2 and told_apart(cand.path_counts, cand.size,
-                                                                 cls.path_counts, cls.size, chrome=chrome)
+            apart = (told_apart(cand.path_counts, cand.size, cls.path_counts, cls.size, chrome=chrome)
+                     if min(cand.size, cls.size) >= 2 else
+                     cls.size >= 2 and told_apart(confirmed, 1, cls.path_counts, cls.size, chrome=chrome))
             if (dist < dt or (twin >= TWIN_SIMILARITY and dist < 1.0)) and not apart:
                 near = min(near or (dist, -twin, cls.id), (dist, -twin, cls.id))
         if near is not None:

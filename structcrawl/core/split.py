@@ -18,7 +18,9 @@ evidence is there (``regroup``):
   says when two classes describe its members shorter (``mixed_members``).
 * **A class founded by one page**, its paths then unknown: once other pages
   show them, the page goes to the class the update would now choose
-  (``home``), unless a class of its own still codes shorter.
+  (``home``), unless a class of its own still codes shorter or the page is
+  told apart from what that class keeps once this regroup has moved a stray
+  out of it (docs/design.md, item 38).
 * **Pages without a link of their own.**  A page whose links are all the
   site's chrome carries no evidence of its template (issue 13's sixth
   failure: Javadoc's "No usage of" pages), and the code puts it in the class
@@ -220,12 +222,13 @@ def home(model: SiteModel, group: list[str], origin: int, exclude: Collection[in
 
 def regroup(model: SiteModel) -> dict[str, int] | None:
     """The assignment (url -> class id) with every decision undone that today's evidence
-    overturns, or None when there is none: a one-page class whose page now fits another
-    class (``home``); a told-apart group (``told_apart_members``) or a mixture's smaller
-    side (``mixed_members``) split off into the class it fits or a class of its own
-    (fresh ids, in class-id order); then the pages without a link of their own
+    overturns, or None when there is none: a told-apart group (``told_apart_members``) or a
+    mixture's smaller side (``mixed_members``) split off into the class it fits or a class of
+    its own (fresh ids, in class-id order); then the pages without a link of their own
     (``bare_members``) gathered in one class, and lone twins joined (``_join_lone_twins``);
-    each class under the id most of its pages had (``_keep_ids``)."""
+    last, a one-page class whose page now fits another class (``home``) re-homed unless told
+    apart from the pages that class keeps (``_told_apart_from_rest``); each class under the id
+    most of its pages had (``_keep_ids``)."""
     assignment = dict(model.page_class)
     next_id = model._next_id
     changed = False
@@ -233,12 +236,7 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
     groups: dict[int, list[str]] = {}
     mixed: set[int] = set()  #: classes whose group is a mixture's side
     for class_id in sorted(model.classes):
-        cls = model.classes[class_id]
-        if cls.size == 1:
-            target = home(model, cls.members, class_id, chrome=chrome)
-            if target is not None:
-                changed = True
-                assignment[cls.members[0]] = target
+        if model.classes[class_id].size == 1:
             continue
         group = told_apart_members(model, class_id, chrome)
         if not group:
@@ -247,6 +245,8 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
                 mixed.add(class_id)
         if group:
             groups[class_id] = group
+    homes = {cls.members[0]: target for class_id, cls in sorted(model.classes.items())
+             if cls.size == 1 and (target := home(model, cls.members, class_id, chrome=chrome)) is not None}
     for class_id, group in groups.items():
         changed = True
         # not into another mixture: two mixtures would trade groups check after check
@@ -261,10 +261,29 @@ def regroup(model: SiteModel) -> dict[str, int] | None:
         next_id, placed = _place_bare(model, assignment, chrome, next_id)
         changed = placed or changed
     changed = _join_lone_twins(model, assignment, chrome) or changed
+    for url, target in homes.items():
+        if assignment[url] == model.page_class[url] and not _told_apart_from_rest(model, url, target, assignment,
+                                                                                 chrome):
+            assignment[url] = target
+            changed = True
     if not changed:
         return None
     assignment = _keep_ids(model, assignment, next_id)
     return None if assignment == model.page_class else assignment
+
+
+def _told_apart_from_rest(model: SiteModel, url: str, target: int, assignment: dict[str, int],
+                          chrome: set[str]) -> bool:
+    """The page is told apart from the pages class ``target`` keeps in ``assignment``: ``home``
+    judged the class with the pages this regroup moves out of it, whose sections may have hidden
+    the rest's (the demo's home page followed an author page into the publishers' class, their
+    profile sections on 6 of 7 pages, in the very regroup that returned the author page to the
+    authors')."""
+    kept = [u for u in model.classes[target].members if assignment[u] == target]
+    if len(kept) == model.classes[target].size:
+        return False
+    counts = Counter(p for u in kept for p in model.pages[u].schema)
+    return not kept or told_apart(Counter(model.pages[url].schema), 1, counts, len(kept), chrome=chrome)
 
 
 def _keep_ids(model: SiteModel, assignment: dict[str, int], next_id: int) -> dict[str, int]:

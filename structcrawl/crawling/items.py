@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 def modelled_page(model: SiteModel, url: str, status: int | None, batch: Batch) -> dict[str, Any]:
     """The item of a page that is in ``model`` (right after its model step)."""
     class_id = model.page_class[url]
+    # an audit's page: the collection it was drawn from
+    key = batch.key if batch.key is not None else dict(zip(batch.urls, batch.sources)).get(url)
     page = model.pages[url]
     cost = encoding_cost(page.schema, page.url_count, model.classes[class_id].path_counts, model.costs)
     return {
@@ -48,5 +50,5 @@ def modelled_page(model: SiteModel, url: str, status: int | None, batch: Batch) 
         "class": class_id,
         "status": status,
         "cost": round(cost, MDL_DECIMALS),
-        "link_collection": None if batch.key is None else {"source": batch.key[0], "path": batch.key[1]},
+        "link_collection": None if key is None else {"source": key[0], "path": key[1]},
     }

@@ -71,18 +71,24 @@ def moved_share(check: Mapping[str, Any]) -> float:
 
 
 def held(check: Mapping[str, Any], epsilon: float) -> bool:
-    """The check held (``StabilityRule.held``): new pages predicted and earlier ones kept, within ε."""
-    return bool(check.get("new")) and miss_share(check) <= epsilon and moved_share(check) <= epsilon
+    """The check held (``StabilityRule.held``): new pages predicted and earlier ones kept, within ε,
+    and no page of the audit surprising."""
+    return (bool(check.get("new")) and miss_share(check) <= epsilon and moved_share(check) <= epsilon
+            and not check.get("surprised"))
 
 
 def firing_window(checks: Sequence[Mapping[str, Any]], window: int, epsilon: float,
                   stop_pages: int | None) -> list[Mapping[str, Any]]:
-    """The ``window`` checks in a row that held up to the stop (empty when the rule did not fire)."""
+    """The last ``window`` checks in a row that held up to the stop (empty when the rule did not
+    fire).  Not always the last checks: a crawl whose window held while its audit was out stops
+    at the check that judged the audit, whatever the pages fetched meanwhile did."""
     if stop_pages is None:
         return []
     upto = [c for c in checks if c["pages"] <= stop_pages]
-    last = upto[-window:]
-    return last if len(last) == window and all(held(c, epsilon) for c in last) else []
+    for end in range(len(upto), window - 1, -1):
+        if all(held(c, epsilon) for c in upto[end - window:end]):
+            return upto[end - window:end]
+    return []
 
 
 class _Panel:
