@@ -309,17 +309,18 @@ class Explorer:
 
     def _place_audited(self, page: Page) -> Decision:
         """An audited page joins the class predicted on its arrival when that class describes it
-        (lacks fewer than ``MISSING_SECTIONS`` of its sections), else a class of its own: the audit
-        judges the model, it must not change it by the update's code, which takes in a page of any
-        kind arriving alone (an author page let into the publishers' class took their sections
-        below ``SECTION_SHARE``, and the demo's home page followed it there)."""
+        (lacks fewer than ``MISSING_SECTIONS`` of its sections), else a class of its own, and its
+        check fails (``Check.surprised``).  The audit judges the predictions; its pages, drawn from
+        anywhere and arriving one of each kind, are not run through the update's code, so that the
+        other classes stay as the crawl's order built them."""
         cid = self.predicted.get(page.url)
         cls = self.model.classes.get(cid) if cid is not None else None
+        action = "merge"
         if cls is None or (cls.size >= 2 and missing_sections(cls.path_counts, cls.size, page.schema)
                            >= MISSING_SECTIONS):
-            cls = self.model.new_class()
+            cls, action = self.model.new_class(), "new"
         self.model._add_to(cls, [page])
-        return Decision("merge", cls.id, 1, 0.0, 0.0)
+        return Decision(action, cls.id, 1, 0.0, 0.0)
 
     def _undescribed(self, url: str) -> bool:
         """The page lacks ``MISSING_SECTIONS`` of the sections of its class (of two pages or
