@@ -17,7 +17,16 @@ from urllib.parse import urlsplit
 from structcrawl.core.candidates import DT, Selection, select_candidates
 from structcrawl.core.features import PageFeatures, extract
 from structcrawl.core.frontier import Batch, Frontier
-from structcrawl.core.model import MISSING_SECTIONS, Candidate, Costs, Decision, Page, SiteModel, missing_sections
+from structcrawl.core.model import (
+    MISSING_SECTIONS,
+    Candidate,
+    Costs,
+    Decision,
+    Page,
+    PageClass,
+    SiteModel,
+    missing_sections,
+)
 from structcrawl.core.recluster import recluster
 from structcrawl.core.refine import Merge, Refiner
 from structcrawl.core.spelling import PathSpeller
@@ -316,18 +325,14 @@ class Explorer:
         cid = self.predicted.get(page.url)
         cls = self.model.classes.get(cid) if cid is not None else None
         action = "merge"
-        if cls is None or (cls.size >= 2 and missing_sections(cls.path_counts, cls.size, page.schema)
-                           >= MISSING_SECTIONS):
+        if cls is None or _lacks_sections(cls, page.schema):
             cls, action = self.model.new_class(), "new"
         self.model._add_to(cls, [page])
         return Decision(action, cls.id, 1, 0.0, 0.0)
 
     def _undescribed(self, url: str) -> bool:
-        """The page lacks ``MISSING_SECTIONS`` of the sections of its class (of two pages or
-        more): a type of its own the class took in for want of another, not one of its members."""
-        cls = self.model.classes[self.model.page_class[url]]
-        return cls.size >= 2 and missing_sections(cls.path_counts, cls.size,
-                                                  self.model.pages[url].schema) >= MISSING_SECTIONS
+        """The page's class does not describe it (``_lacks_sections``)."""
+        return _lacks_sections(self.model.classes[self.model.page_class[url]], self.model.pages[url].schema)
 
     def _as_predicted(self, urls: Iterable[str], snapshot: dict[str, int]) -> set[str]:
         """Those of ``urls`` now in the class predicted on their arrival; a predicted class gone
@@ -467,6 +472,12 @@ class Explorer:
 
     def classify(self, feats: PageFeatures) -> tuple[int | None, float]:
         return self.model.classify(*self.model.spelled(feats.collections), feats.element_paths)
+
+
+def _lacks_sections(cls: PageClass, schema: frozenset[str]) -> bool:
+    """A page of ``schema`` lacks ``MISSING_SECTIONS`` of the sections of ``cls`` (of two pages or
+    more): a type of its own the class took in for want of another, not one of its members."""
+    return cls.size >= 2 and missing_sections(cls.path_counts, cls.size, schema) >= MISSING_SECTIONS
 
 
 def run_offline(
