@@ -35,10 +35,17 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
+from urllib.parse import urlsplit
 
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 
 STRATEGIES = ("densest", "sparsest")
+
+
+def _draw_key(url: str) -> int:
+    """The audit's hash of ``url``: its path and query only."""
+    parts = urlsplit(url)
+    return zlib.crc32(f"{parts.path}?{parts.query}".encode())
 
 
 @dataclass
@@ -360,15 +367,17 @@ class Frontier:
     def audit(self, size: int) -> Batch:
         """Up to ``size`` pending URLs drawn from every collection alike (traps aside), handed
         out as one batch: the frontier as it is, not as the priority order samples it.  The draw
-        orders the URLs by their CRC-32 — a fixed hash, so a resumed crawl draws the same ones
-        and the draw does not lean toward the collections or pages found first."""
+        orders the URLs by the CRC-32 of their path and query — a fixed hash, so a resumed crawl
+        draws the same ones and the draw does not lean toward the collections or pages found
+        first; the host and port stay out of it so the same site served elsewhere is audited
+        with the same pages."""
         pending: dict[str, tuple[int, str]] = {}
         for coll in sorted(self.collections.values(), key=lambda c: c.seq):
             if not coll.trap:
                 for url in coll.urls[coll.cursor:]:
                     if url not in self.issued:
                         pending.setdefault(url, coll.key)
-        drawn = sorted(pending, key=lambda url: (zlib.crc32(url.encode()), url))[:size]
+        drawn = sorted(pending, key=lambda url: (_draw_key(url), url))[:size]
         self.issued.update(drawn)
         return Batch(None, tuple(drawn), tuple(pending[url] for url in drawn))
 
