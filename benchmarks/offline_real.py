@@ -1,7 +1,7 @@
 """The real-site benchmark offline: the Compute-Model loop over a corpus's files, no HTTP.
 
     python benchmarks/offline_real.py [--corpus geos] [--strategy densest] [--confusion] [--checks]
-        [--inflight 32] [--probe-size 3]
+        [--inflight 32] [--probe-size 3] [--audit-seed 1]
 
 For fast iteration on the algorithm: ``run_offline`` with a fetcher that reads
 the corpus files the way ``python -m http.server`` serves them (query strings
@@ -136,13 +136,18 @@ def main(argv=None) -> int:
                     help="print every check of the stop rule: what held the crawl, and when")
     ap.add_argument("--inflight", type=int, default=0,
                     help="URLs popped ahead of the model, as the spider keeps 2 x CONCURRENT_REQUESTS (default 0)")
+    ap.add_argument("--audit-seed", type=int, default=0,
+                    help="where the audit's hash starts (default 0, the crawl's); another seed draws other "
+                         "pages, to see how much the outcome hangs on the draw")
     ap.add_argument("--probe-size", type=int, default=None,
                     help="URLs of a collection's first batch (default: the frontier's, 5); another value "
                          "perturbs the order, to see how much the outcome hangs on it")
     args = ap.parse_args(argv)
     for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
         for strategy in args.strategy or ["densest"]:
-            extra = {} if args.probe_size is None else {"probe_size": args.probe_size}
+            extra = {"audit_seed": args.audit_seed} if args.audit_seed else {}
+            if args.probe_size is not None:
+                extra["probe_size"] = args.probe_size
             r = run(corpus, strategy, args.confusion, inflight=args.inflight, **extra)
             res = r["res"]
             line = (f"{corpus:14s} {strategy:8s} fetched {r['fetched']:5d}/{r['site']} "

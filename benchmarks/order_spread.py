@@ -1,7 +1,7 @@
 """Order sensitivity: F* of the same crawl at 8, 16 and 32 concurrent requests, offline.
 
     python benchmarks/order_spread.py [--corpus geos …] [--strategy densest …] [--concurrency 8 16 32]
-        [--jobs 2] [--save after.json] [--compare before.json]
+        [--audit-seeds 0 1 2] [--jobs 2] [--save after.json] [--compare before.json]
 
 Issue 13 asks F* to move by at most 0.03 when only CONCURRENT_REQUESTS
 changes.  The spider keeps ``2 × CONCURRENT_REQUESTS`` URLs popped ahead of
@@ -11,8 +11,11 @@ on the demo) with no server: the whole table takes minutes where
 ``real_sites.py -s CONCURRENT_REQUESTS=N`` takes an hour.  Per corpus and
 strategy: F* (commons-math3's class-use stubs scored as their own type, as
 the issue asks), ARI and the share of the site fetched at each concurrency,
-then the spread of F*.  The crawl has no other randomness: the frontier's
-order and the model step are deterministic.
+then the spread of F*.  The crawl's one draw is the audit before the stop
+(``Frontier.audit``: ten pending URLs by a fixed hash); ``--audit-seeds``
+runs every row once per seed of that hash, the issue's "3 seeds of any
+randomness", and the spread is then over every concurrency and seed.  The
+frontier's order and the model step are otherwise deterministic.
 
 A change to the model is judged on every row at once: ``--jobs`` runs the
 rows in parallel processes, ``--save`` writes each row's figures (F*, ARI,
@@ -39,17 +42,18 @@ from offline_real import run  # noqa: E402
 SPREAD = 0.03
 
 
-def row(corpus: str, strategy: str, concurrency: int) -> dict:
-    """One crawl's figures at ``concurrency`` (``2 ×`` URLs in flight, as the spider keeps them)."""
-    r = run(corpus, strategy, inflight=2 * concurrency)
+def row(corpus: str, strategy: str, concurrency: int, seed: int) -> dict:
+    """One crawl's figures at ``concurrency`` (``2 ×`` URLs in flight, as the spider keeps them)
+    with the audit drawn from ``seed``."""
+    r = run(corpus, strategy, inflight=2 * concurrency, audit_seed=seed)
     res = r.get("stubs") or r["res"]
     return dict(fstar=round(res["fstar"], 3), ari=round(res["ari"], 3),
                 fetched=round(100 * r["fetched"] / r["site"], 1), classes=r["classes"], truth=r["truth"],
                 agree=round(r["agree"], 3), stop="stable" if r["stable"] else "finished")
 
 
-def _key(corpus: str, strategy: str, concurrency: int) -> str:
-    return f"{corpus} {strategy} {concurrency}"
+def _key(corpus: str, strategy: str, concurrency: int, seed: int) -> str:
+    return f"{corpus} {strategy} {concurrency}" + (f" seed {seed}" if seed else "")
 
 
 def _cell(fig: dict) -> str:
@@ -57,28 +61,40 @@ def _cell(fig: dict) -> str:
             f"{fig['classes']} / {fig['truth']} classes, agree {fig['agree']:.3f}, {fig['stop']}")
 
 
+def _span(figs: list[dict]) -> str:
+    """One concurrency's figures over the seeds: each figure's least and greatest."""
+    def span(name: str, fmt: str) -> str:
+        lo, hi = min(f[name] for f in figs), max(f[name] for f in figs)
+        return format(lo, fmt) if lo == hi else f"{lo:{fmt}}–{hi:{fmt}}"
+    return f"{span('fstar', '.3f')} / {span('ari', '.3f')} / {span('fetched', '.1f')} %"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", action="append", choices=sorted(corpora.CORPORA))
     ap.add_argument("--strategy", action="append", choices=["densest", "sparsest"])
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 16, 32])
+    ap.add_argument("--audit-seeds", type=int, nargs="+", default=[0],
+                    help="seeds of the audit's draw, each row run once per seed (default 0, the crawl's)")
     ap.add_argument("--jobs", type=int, default=1, help="rows run at once, one process each")
     ap.add_argument("--save", metavar="FILE", help="write every row's figures to this JSON file")
     ap.add_argument("--compare", metavar="FILE", help="a --save file of an earlier run: print the rows that moved")
     args = ap.parse_args(argv)
     levels = args.concurrency
-    keys = [(corpus, strategy, c) for corpus in args.corpus or ["commons-math3", "erlang", "geos", "ghc", "qtbase"]
-            for strategy in args.strategy or ["densest", "sparsest"] for c in levels]
+    seeds = args.audit_seeds
+    corpora_run = args.corpus or ["commons-math3", "erlang", "geos", "ghc", "qtbase"]
+    keys = [(corpus, strategy, c, seed) for corpus in corpora_run
+            for strategy in args.strategy or ["densest", "sparsest"] for c in levels for seed in seeds]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         figures = dict(zip((_key(*k) for k in keys), pool.map(row, *zip(*keys))))
     print("| corpus | strategy | " + " | ".join(f"F* / ARI / fetched at {c}" for c in levels) + " | F* spread |")
     print("|---|---|" + "---|" * len(levels) + "---|")
     for corpus, strategy in dict.fromkeys(k[:2] for k in keys):
-        figs = [figures[_key(corpus, strategy, c)] for c in levels]
-        spread = max(f["fstar"] for f in figs) - min(f["fstar"] for f in figs)
+        cells = [[figures[_key(corpus, strategy, c, seed)] for seed in seeds] for c in levels]
+        fstars = [f["fstar"] for figs in cells for f in figs]
+        spread = max(fstars) - min(fstars)
         mark = "" if spread <= SPREAD else " (> 0.03)"
-        print(f"| {corpus} | {strategy} | " + " | ".join(
-            f"{f['fstar']:.3f} / {f['ari']:.3f} / {f['fetched']:.1f} %" for f in figs) + f" | {spread:.3f}{mark} |")
+        print(f"| {corpus} | {strategy} | " + " | ".join(_span(figs) for figs in cells) + f" | {spread:.3f}{mark} |")
     if args.save:
         Path(args.save).write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
     if args.compare:

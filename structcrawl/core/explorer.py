@@ -126,12 +126,15 @@ class Explorer:
         check_pages: int = 25,
         recluster: bool = False,
         probe_size: int | None = None,
+        audit_seed: int = 0,
     ) -> None:
         self.start_url = normalize_url(start_url) or start_url
         self.model = SiteModel(costs)
-        #: ``probe_size``: URLs of a collection's first batch (``Frontier``'s default when None);
-        #: changed only to measure how much the outcome hangs on the order (benchmarks/offline_real.py)
-        self.frontier = Frontier(strategy, batch_size, **({} if probe_size is None else {"probe_size": probe_size}))
+        #: ``probe_size``: URLs of a collection's first batch (``Frontier``'s default when None) and
+        #: ``audit_seed`` (``Frontier.audit``'s draw): changed only to measure how much the outcome
+        #: hangs on the order or the draw (benchmarks/offline_real.py, benchmarks/order_spread.py)
+        self.frontier = Frontier(strategy, batch_size, audit_seed=audit_seed,
+                                 **({} if probe_size is None else {"probe_size": probe_size}))
         self.stability = stability or StabilityRule()
         self.scope = scope or Scope(self.start_url)
         self.dt = dt

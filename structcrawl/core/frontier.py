@@ -42,10 +42,10 @@ from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 STRATEGIES = ("densest", "sparsest")
 
 
-def _draw_key(url: str) -> int:
-    """The audit's hash of ``url``: its path and query only."""
+def _draw_key(url: str, seed: int) -> int:
+    """The audit's hash of ``url``: its path and query only, from ``seed``."""
     parts = urlsplit(url)
-    return zlib.crc32(f"{parts.path}?{parts.query}".encode())
+    return zlib.crc32(f"{parts.path}?{parts.query}".encode(), seed)
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Frontier:
 
     def __init__(self, strategy: str = "densest", batch_size: int = 10,
                  saturation_support: int = 10, saturation_share: float = 0.9, trap_pages: int = 10,
-                 probe_size: int = 5) -> None:
+                 probe_size: int = 5, audit_seed: int = 0) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
         self.strategy = strategy
@@ -107,6 +107,9 @@ class Frontier:
         self.saturation_support = saturation_support
         self.saturation_share = saturation_share
         self.trap_pages = trap_pages
+        #: the audit's draw starts its hash here; another seed draws other pages, to measure
+        #: how much an outcome hangs on the draw (benchmarks/order_spread.py --audit-seeds)
+        self.audit_seed = audit_seed
         #: URLs handed out from a collection the first time: enough to see where it leads
         #: (Crescenzi et al. fetches n = ``batch_size`` every time; a Javadoc site has 100+
         #: collections, 15 classes × navigation bars, and trying each with n pages
@@ -377,7 +380,7 @@ class Frontier:
                 for url in coll.urls[coll.cursor:]:
                     if url not in self.issued:
                         pending.setdefault(url, coll.key)
-        drawn = sorted(pending, key=lambda url: (_draw_key(url), url))[:size]
+        drawn = sorted(pending, key=lambda url: (_draw_key(url, self.audit_seed), url))[:size]
         self.issued.update(drawn)
         return Batch(None, tuple(drawn), tuple(pending[url] for url in drawn))
 
