@@ -145,10 +145,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     for corpus in args.corpus or ["geos", "commons-math3", "pango"]:
         for strategy in args.strategy or ["densest"]:
-            extra = {"audit_seed": args.audit_seed} if args.audit_seed else {}
-            if args.probe_size is not None:
-                extra["probe_size"] = args.probe_size
-            r = run(corpus, strategy, args.confusion, inflight=args.inflight, **extra)
+            extra = {} if args.probe_size is None else {"probe_size": args.probe_size}
+            r = run(corpus, strategy, args.confusion, inflight=args.inflight, audit_seed=args.audit_seed, **extra)
             res = r["res"]
             line = (f"{corpus:14s} {strategy:8s} fetched {r['fetched']:5d}/{r['site']} "
                     f"({100 * r['fetched'] / r['site']:.1f} %) modelled {r['modelled']} "

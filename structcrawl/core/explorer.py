@@ -483,7 +483,7 @@ def _lacks_sections(cls: PageClass, schema: frozenset[str]) -> bool:
     for want of another, not one of its members.  A page with nothing of its own is a thin member
     (a QDoc class page of a few functions, a nested struct's page) that the regroup, which needs a
     section of its own to tell a page apart, puts back; judged a surprise, it cost qtbase a
-    window in most draws of its audit (docs/design.md, item 40)."""
+    window in two draws of its audit of four (docs/design.md, item 40)."""
     return (cls.size >= 2 and missing_sections(cls.path_counts, cls.size, schema) >= MISSING_SECTIONS
             and any(cls.path_counts[p] < 2 for p in schema))
 
