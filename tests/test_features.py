@@ -190,3 +190,21 @@ def test_a_void_element_the_parser_nests_content_in_is_no_step_of_a_path():
     assert el.get("href") == "/b"
     assert "html/body/code/span" in f.tag_paths and "html/body/code/wbr" in f.tag_paths
     assert not any("wbr/" in p for p in f.tag_paths | f.element_paths)
+
+
+def test_a_link_leaving_the_site_is_spelled_without_its_own_classes():
+    """Javadoc marks a link to the JDK's pages ``a.external-link``: a method whose return type is the
+    library's own and one whose return type is the JDK's fill one slot of the template, one section."""
+    def signature(href: str, cls: str = "") -> bytes:
+        attr = f' class="{cls}"' if cls else ""
+        return (f'<html><body><div class="nav"><a class="home" href="/index.html">i</a></div>'
+                f'<div class="sig"><span class="return-type"><a{attr} href="{href}">T</a></span></div>'
+                f"</body></html>").encode()
+    own = extract(signature("/lang3/Pair.html"), "http://lib.test:8000/lang3/A.html")
+    jdk = extract(signature("https://docs.oracle.com/String.html", "external-link"),
+                  "http://lib.test:8000/lang3/B.html")
+    assert own.schema == jdk.schema == {"html/body/div.nav/a.home", "html/body/div.sig/span.return-type/a"}
+    # the same host at another port or scheme is the site; a link within it keeps its classes
+    same = extract(signature("https://lib.test/lang3/Pair.html", "external-link"), "http://lib.test:8000/lang3/C.html")
+    assert "html/body/div.sig/span.return-type/a.external-link" in same.schema
+    assert extract(signature("http://[::1]:9/x", "k"), "http://[::1]:8000/").links[1].path.endswith("a.k")

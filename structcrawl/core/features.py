@@ -8,7 +8,11 @@ page schema and bag of tag paths.
   the parser nested content in is no step.  Tokens of id/class values that
   contain a digit vary per page (``item-123``) and become ``*``; so does an id
   with characters other than letters, digits, ``_`` and ``-``
-  (``map#geos::geom::Point_map``): it is spelled from the content.
+  (``map#geos::geom::Point_map``): it is spelled from the content.  A link
+  to another host is spelled without its own class tokens: generators mark
+  such links (Javadoc's ``a.external-link``), and the slot a link fills (a
+  method's return type) is one section whether the item it names lives on
+  the site or elsewhere (docs/design.md, item 41).
 * **Exact XPath** (UXClust §3.3): the positional path of the link element,
   in lxml's ``getpath`` form (``/html/body/div[2]/ul/li[4]/a``); when a URL
   occurs several times on a page, its inbound XPath is the first (topmost)
@@ -233,6 +237,16 @@ def _base_keys(base: str) -> tuple[str, str]:
     return origin, path[: path.rfind("/") + 1]
 
 
+def _host(url: str) -> str:
+    """The host of an absolute URL, lower case, without the port."""
+    start = url.find("//") + 2
+    end = url.find("/", start)
+    netloc = url[start:end if end >= 0 else None].lower().rpartition("@")[2]
+    if netloc.endswith("]"):  # an IPv6 literal
+        return netloc
+    return netloc.rpartition(":")[0] or netloc
+
+
 def _resolver(base: str):
     """href -> normalised URL, memoised on the part of ``base`` each href depends on
     (menus, footers and sidebars repeat the same hrefs on every page)."""
@@ -330,7 +344,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         root: (root_tag, root_tag, _step(root_tag, root.get("id"), root.get("class")))}
     joined: dict[tuple[tuple[str, str, str], tuple[str, str, str]], tuple[str, str, str]] = {}
     spelled: dict[tuple[str, str | None, str | None], tuple[str, str, str]] = {}
-    anchors: list[etree._Element] = []
+    anchors: list[tuple[etree._Element, str, str]] = []  #: link element, its parent's collection path, its tag
     #: void element -> the paths its children extend: its parent's
     voids: dict[etree._Element, tuple[str, str, str]] = {}
     for el in root.iterdescendants(etree.Element):
@@ -354,7 +368,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         if tag in _VOID_TAGS:
             voids[el] = parent
         if tag in _LINK_TAGS:
-            anchors.append(el)
+            anchors.append((el, parent[2], tag))
     title = _title(root)
     distinct = set(paths.values())
     # interned: thousands of stored pages share the same few hundred paths
@@ -362,9 +376,10 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
     element_paths = frozenset(sys.intern(collapse_runs(p[1])) for p in distinct)
 
     resolve = _resolver(base)
+    site = _host(url)
     links: list[Link] = []
     truncated = False
-    for el in anchors:
+    for el, parent_path, tag in anchors:
         href = el.get("href")
         if href is None:
             continue
@@ -374,7 +389,10 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         if len(links) >= max_links:
             truncated = True
             break
-        links.append(Link(link_url, tree.getpath(el), sys.intern(paths[el][2])))
+        path = paths[el][2]
+        if el.get("class") and _host(link_url) != site:
+            path = f"{parent_path}/{_step(tag, el.get('id'), None)}"
+        links.append(Link(link_url, tree.getpath(el), sys.intern(path)))
     return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, element_paths=element_paths,
                         truncated=truncated, title=title), renamed
 
