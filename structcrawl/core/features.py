@@ -36,6 +36,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from lxml import etree
 from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom
@@ -237,16 +238,6 @@ def _base_keys(base: str) -> tuple[str, str]:
     return origin, path[: path.rfind("/") + 1]
 
 
-def _host(url: str) -> str:
-    """The host of an absolute URL, lower case, without the port."""
-    start = url.find("//") + 2
-    end = url.find("/", start)
-    netloc = url[start:end if end >= 0 else None].lower().rpartition("@")[2]
-    if netloc.endswith("]"):  # an IPv6 literal
-        return netloc
-    return netloc.rpartition(":")[0] or netloc
-
-
 def _resolver(base: str):
     """href -> normalised URL, memoised on the part of ``base`` each href depends on
     (menus, footers and sidebars repeat the same hrefs on every page)."""
@@ -376,7 +367,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
     element_paths = frozenset(sys.intern(collapse_runs(p[1])) for p in distinct)
 
     resolve = _resolver(base)
-    site = _host(url)
+    site = urlsplit(url).hostname
     links: list[Link] = []
     truncated = False
     for el, parent_path, tag in anchors:
@@ -390,7 +381,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
             truncated = True
             break
         path = paths[el][2]
-        if el.get("class") and _host(link_url) != site:
+        if el.get("class") and urlsplit(link_url).hostname != site:
             path = f"{parent_path}/{_step(tag, el.get('id'), None)}"
         links.append(Link(link_url, tree.getpath(el), sys.intern(path)))
     return PageFeatures(url=url, links=tuple(links), tag_paths=tag_paths, element_paths=element_paths,
