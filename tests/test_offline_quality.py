@@ -1,7 +1,7 @@
 """Issue #3 acceptance: the Compute-Model loop on the default demo site, offline
 (pages straight from the generator, no HTTP), scored against the truth."""
 
-from collections import Counter
+from collections import Counter, deque
 
 import pytest
 
@@ -56,6 +56,56 @@ def test_sparsest_first(site, truth, features):
     assert explorer.stable
     assert len(explorer.model.pages) <= 0.10 * len(truth)
     assert score["fstar"] >= 0.98, score
+
+
+def crawl_in_flight(site, hold: bool, inflight: int = 32):
+    """The spider's order: batches handed out while fewer than ``inflight`` URLs are out,
+    stepped in hand-out order; with ``hold``, a batch handed out while the URLs sent already
+    bring the check that may stop the crawl its pages (``pages_to_a_possible_stop``) is sent
+    only once that check ran (the audit always, and what was held before it).  Returns the
+    explorer and the pages fetched (sent URLs that gave a page)."""
+    fetch = fetcher(site, BASE)
+    explorer = Explorer(BASE + "/")
+    out: deque = deque()  # [batch, sent]
+    fetched = 0
+
+    def waits() -> bool:
+        needed = explorer.pages_to_a_possible_stop()
+        sent = sum(len(b.urls) for b, s in out if s)
+        return hold and needed is not None and 0 < sent >= needed
+
+    while not explorer.stable:
+        if not waits():
+            for entry in out:
+                entry[1] = True
+        while sum(len(b.urls) for b, _s in out) < inflight:
+            held = any(not s for _b, s in out) or waits()
+            batch = explorer.next_batch()
+            if batch is None:
+                break
+            if batch is explorer.audit:
+                for entry in out:
+                    entry[1] = True
+            out.append([batch, batch is explorer.audit or not held])
+        batch, sent = out.popleft()
+        assert sent, "a held batch is due: nothing sent is left to wait for"
+        got = [fetch(u) for u in batch.urls]
+        fetched += sum(1 for g in got if g)
+        explorer.complete(batch, [extract(g[1], g[0]) for g in got if g],
+                          [u for u, g in zip(batch.urls, got) if g is None])
+    fetched += sum(len(b.urls) for b, s in out if s)  # sent, and fetched for nothing
+    return explorer, fetched
+
+
+def test_holding_what_the_stop_may_not_need_fetches_nothing_for_nothing(site):
+    """Holding back what is handed out past the check that may stop the crawl changes
+    nothing in the model's course, and at the spider's default 32 URLs out every page
+    fetched is a page modelled."""
+    plain, plain_fetched = crawl_in_flight(site, hold=False)
+    held, held_fetched = crawl_in_flight(site, hold=True)
+    assert held.model.page_class == plain.model.page_class
+    assert plain_fetched > len(plain.model.pages)  # URLs were out at the stop
+    assert held_fetched == len(held.model.pages) <= 0.10 * len(site)  # issue 13: the demo within 10 %
 
 
 def test_exhaust_models_every_page(site, truth):

@@ -89,7 +89,8 @@ def test_densest_stops_when_stable_and_the_model_classifies_the_site(demo, tmp_p
     assert "Closing spider (model_stable)" in res.stderr
     assert "Closing: the site model is stable — " + model["crawl"]["stability_reason"] in res.stderr
     assert model["crawl"]["stability_reason"]
-    assert len(gets) <= 0.25 * n, f"fetched {len(gets)} of {n} pages"
+    # issue 13: the demo within 10 % over HTTP too — no request handed out past the check that stopped it
+    assert len(gets) <= 0.10 * n, f"fetched {len(gets)} of {n} pages"
 
     # progress line and stats
     assert re.search(r"Structure: \d+ pages fetched \(at \d+ pages/min\), \d+ modelled in \d+ classes, MDL", res.stderr)

@@ -9,6 +9,7 @@ candidate selection, model update, new links into the frontier.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
@@ -105,6 +106,10 @@ class Explorer:
       pages (every ``CHECK_SHARE`` of the pages modelled, once that is more),
       which also makes the merges refinement approved at two checks in a row.
       Sets ``stable`` when the stop rule fires and the audit's pages were judged.
+    * ``pages_to_a_possible_stop()`` -> int | None: the pages the next check still
+      needs when that check may stop the crawl (0 while the audit is out), else None:
+      a caller keeping URLs out ahead of the model sends what it hands out beyond them
+      only once that check ran and did not stop the crawl.
     * ``redirected(requested, final)``: before ``complete``, for each redirect.
     * ``replay(batch, pages, failed)``: re-run a stored completed batch; the
       step is deterministic, so replaying a crawl's batches in order rebuilds
@@ -189,6 +194,27 @@ class Explorer:
             self.audited = True
         settle = self.stability.quiet_checks >= self.stability.window
         return self.frontier.pop(self._class_size, self._found_at_check if settle else None)
+
+    def pages_to_a_possible_stop(self) -> int | None:
+        """The pages the next check still needs when it may stop the crawl, else None.
+
+        It may when the window is a check from holding, or while the audit is out (0: its
+        check comes as soon as its pages are modelled).  What a caller fetches beyond those
+        pages is fetched for nothing if that check stops the crawl: the demo over HTTP at
+        16 concurrent requests fetched 311–316 pages for 289–290 modelled (10.5–10.7 % of
+        the site), 30 URLs in flight at the stop.  Handing out goes on as before (the
+        model's course does not depend on the network); a caller holds back the sending
+        only.  Not a bound on when the crawl stops: a check can judge the window's earlier
+        checks again (``_judge_again``) and make it hold sooner, and holding back all but
+        one check's pages at every check would cost a crawl its concurrency."""
+        if self.stable:
+            return None
+        if self.audit is not None and not self.audited:
+            return 0
+        if self.stability.quiet_checks < self.stability.window - 1:
+            return None
+        checked = self._checked[1]
+        return max(0, math.ceil(max(self.check_pages, CHECK_SHARE * checked) - (len(self.model.pages) - checked)))
 
     def _class_size(self, class_id: int) -> int:
         cls = self.model.classes.get(class_id)

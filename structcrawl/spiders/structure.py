@@ -119,6 +119,11 @@ class StructureSpider(scrapy.Spider):
         self.refused = 0  # requested URLs refused before any download (robots.txt, offsite, traps, length)
         self.fetched = 0
         self._at_ceiling = False  # a popped batch did not fit under max_pages
+        #: requests of batches handed out while the URLs sent already bring the check that may
+        #: stop the crawl its pages (``Explorer.pages_to_a_possible_stop``): sent once it ran
+        #: and did not stop the crawl, never if it did
+        self._held: list[scrapy.Request] = []
+        self._held_urls = 0
         self._closing = False
         self.close_reason: str | None = None
         self.started_at: str | None = None
@@ -252,6 +257,7 @@ class StructureSpider(scrapy.Spider):
             self.stats.inc_value("structcrawl/store_paused")
             return
         while self.ledger.uncompleted < self.max_inflight and self._budget_left():
+            hold = bool(self._held) or self._sending_waits()
             batch = self.explorer.next_batch()
             if batch is None:
                 # nothing pending right now (more may come when in-flight batches complete)
@@ -259,10 +265,33 @@ class StructureSpider(scrapy.Spider):
                     self.store.idle(self.explorer.updates)
                 break
             popped = True
-            for request in self._requests_for(batch):
+            opened = self.ledger.uncompleted
+            requests = self._requests_for(batch)
+            if batch is self.explorer.audit:  # its check waits for its pages, and they for the held ones
+                self._send_held(force=True)
+            elif hold:
+                self._held.extend(requests)
+                self._held_urls += self.ledger.uncompleted - opened
+                continue
+            for request in requests:
                 engine.crawl(request)
         if popped:
             self._set_progress_stats()
+
+    def _sending_waits(self) -> bool:
+        """The URLs sent and not yet modelled bring the check that may stop the crawl its pages."""
+        if self.stop != "stable":
+            return False
+        needed = self.explorer.pages_to_a_possible_stop()
+        sent = self.ledger.uncompleted - self._held_urls
+        return needed is not None and sent > 0 and sent >= needed
+
+    def _send_held(self, force: bool = False) -> None:
+        """Send the held requests once the check they waited for ran and the crawl goes on."""
+        if self._held and (force or not self._sending_waits()):
+            held, self._held, self._held_urls = self._held, [], 0
+            for request in held:
+                self.crawler.engine.crawl(request)
 
     def _advance(self) -> str | None:
         """Run the model steps that are due, in pop order, each followed by a top-up; the close reason, if any.
@@ -279,6 +308,7 @@ class StructureSpider(scrapy.Spider):
             self._model_step(state)
             if self.explorer.stable and self.stop == "stable":
                 return self._begin_close("model_stable")
+            self._send_held()
             self._top_up()
         if self.ledger.uncompleted == 0 and not self._budget_left():
             return self._begin_close("max_pages")
@@ -456,6 +486,9 @@ class StructureSpider(scrapy.Spider):
         if self.store is not None and self.store.behind:
             # idle only because the store's writer is behind: nothing is in flight
             self.store.catch_up()
+        if self._held:  # nothing sent is left to wait for
+            self._send_held(force=True)
+            raise DontCloseSpider
         # Nothing is scheduled, downloading or being parsed, so these URLs
         # will never come back (a component dropped them silently).
         for state, url in list(self.ledger.unaccounted()):
