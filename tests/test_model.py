@@ -320,8 +320,9 @@ def test_the_audit_draws_the_same_pages_of_a_site_served_at_another_host_or_port
 
 def test_the_audit_draws_alike_from_every_collection_in_any_order_of_arrival():
     """The audit is a draw of the pending URLs by a fixed hash: the same draw whichever order
-    the links came in (a resumed crawl draws it again), from thin and dense collections alike,
-    never a URL handed out before or a trap's; what it draws is never popped again."""
+    the links came in (a resumed crawl draws it again), from thin and dense collections alike
+    when none was tried, never a URL handed out before or a trap's; what it draws is never
+    popped again."""
     import zlib
 
     links = {(0, "dense"): [f"d{i}" for i in range(40)], (0, "thin"): ["t1", "t2"], (1, "solo"): ["s1"],
@@ -348,6 +349,23 @@ def test_the_audit_draws_alike_from_every_collection_in_any_order_of_arrival():
     assert sorted(rest + list(drawn.urls)) == sorted(pending)
     assert forward.audit(10).urls == ()
 
+
+def test_the_audit_leans_toward_the_collections_tried_least():
+    """A URL weighs 1 / (1 + URLs tried) of the most tried collection holding it: a type behind
+    a collection tried on a few URLs is drawn although the links of a well-sampled class fill the
+    frontier (qtbase's members pages beside its class pages)."""
+    f = Frontier("densest", batch_size=10)
+    f.add_links(0, {"table/a": [f"class{i}" for i in range(400)]})
+    f.add_links(0, {"ul/li/a": [f"members{i}" for i in range(50)] + ["class399"]})
+    for key, tried in (((0, "table/a"), 100), ((0, "ul/li/a"), 5)):
+        coll = f.collections[key]
+        coll.tried, coll.cursor, coll.fetched = True, 0, tried
+    drawn = f.audit(10)
+    members = [u for u in drawn.urls if u.startswith("members")]
+    assert len(members) >= 5, drawn.urls  # 50 of 451 pending URLs: 1.1 of 10 drawn alike
+    assert all(src == (0, "ul/li/a") for u, src in zip(drawn.urls, drawn.sources) if u.startswith("members"))
+    again = f.audit(10)  # what was drawn is handed out
+    assert again.urls and not set(again.urls) & set(drawn.urls)
 
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="unknown strategy"):

@@ -46,7 +46,8 @@ CONFIRMED_MERGE_PAGES = 10
 #: ever samples where it leads: qtbase's "all members" pages sit behind a collection probed while
 #: it held a few URLs, never again in sparsest order, and the crawl stopped with one of 830 modelled
 #: (F* 0.66 in some orders).  Ten pages drawn alike from the whole frontier hit a type a fifth of
-#: the pending URLs hold with probability 0.89 (docs/design.md, item 37).
+#: the pending URLs hold with probability 0.89 (docs/design.md, item 37); the draw leans toward
+#: the collections tried least (``Frontier.audit``, item 43).
 AUDIT_SIZE = 10
 
 

@@ -30,7 +30,8 @@ The crawl's own order picks the pages a check judges, and an order never
 returns to some regions: a type behind a collection tried while it held a
 few URLs is never predicted wrong because it is never fetched.  So before the
 last check of a window the explorer fetches an audit — pending URLs drawn
-alike from the whole frontier, once per crawl — and a check that judges an
+from the whole frontier, leaning toward the collections tried least, once per
+crawl — and a check that judges an
 audited page the model mispredicted, or placed in a class whose sections it
 mostly lacks, does not hold (``Check.surprised``): qtbase's "all members"
 pages, 36 % of the site, were otherwise missed in some orders.
