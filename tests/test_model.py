@@ -8,7 +8,7 @@ import pytest
 
 from structcrawl.core.candidates import schema_distance, select_candidates
 from structcrawl.core.frontier import Frontier
-from structcrawl.core.model import Candidate, Costs, Page, SiteModel, encoding_cost, kt_bits, told_apart
+from structcrawl.core.model import Candidate, Costs, Page, SiteModel, core_sections, encoding_cost, kt_bits, told_apart
 from structcrawl.core.stability import Check, StabilityRule
 
 COSTS = Costs()
@@ -918,3 +918,40 @@ def test_refinement_does_not_merge_what_the_next_check_splits_off_again():
     # merged anyway, the next check would split the directories off again: the swing refused
     m.merge_classes(0, 1)
     assert {u for u, c in regroup(m).items() if m.page_class[u] == 0 and c != 0} == {f"dir{i}" for i in range(6)}
+
+
+def test_classes_under_one_kind_s_wrapper_merge_though_their_cores_do_not_nest():
+    """makeinfo wraps a node's whole content in an element named after its level (``div.section``,
+    ``div.chapter``): sections with function definitions and sections with a list of subsections
+    share the wrapper's navigation header and little more, yet are one type; a chapter, under
+    another wrapper of the same depth, is not folded into them, nor are two classes under the one
+    wrapper every page of a site shows (it names no kind)."""
+    from structcrawl.core.refine import Refiner, kind_wrappers, one_kind
+
+    chrome = "html/body/div.nav/a"
+    tags = [f"html/body/div.section/p{i}" for i in range(6)]
+
+    def sections(prefix, n, *own, wrapper="div.section"):
+        # the optional blocks on two pages of three: core sections, not ones the other class never shows
+        return [Page(f"{prefix}{i}", frozenset({chrome, f"html/body/{wrapper}/div.header/p/a",
+                                                *(f"html/body/{wrapper}/{p}" for p in own if i % 3)}), 4,
+                     frozenset(tags + [f"html/body/div.section/{prefix}{k}" for k in range(3)]))
+                for i in range(n)]
+
+    def model(wrapper, chapter_wrapper):
+        m = SiteModel()
+        m._add_to(m.new_class(), sections("def", 12, "dl.def/dt/a", "dl.def/dd/p/a", wrapper=wrapper))
+        m._add_to(m.new_class(), sections("toc", 8, "ul.section-toc/li/a", "p/a", wrapper=wrapper))
+        m._add_to(m.new_class(), sections("ch", 6, "ul.section-toc/li/a", wrapper=chapter_wrapper))
+        return with_other_types_cocited(m, "def0", "toc0")
+
+    m, f = model("div.section", "div.chapter")
+    cores = {cid: core_sections(cls) for cid, cls in m.classes.items()}
+    kinds = kind_wrappers(cores.values(), {chrome})
+    assert kinds == {"html/body/div.section", "html/body/div.chapter"}
+    assert one_kind(cores[0], cores[1], {chrome}, kinds)
+    assert not one_kind(cores[1], cores[2], {chrome}, kinds)
+    assert (m.classes[0].fingerprint(0.3) & m.classes[1].fingerprint(0.3)) == set(tags)  # 6 / 12 alike
+    assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
+    m, f = model("div.contents", "div.contents")  # one wrapper on every page: no kind named
+    assert Refiner().refine(m, f, update=5) == []

@@ -348,3 +348,23 @@ def test_a_page_judged_alone_still_joins_a_class_a_stray_leaves_when_it_fits_the
     model = model_of([refs + [stray], authors, [early]])
     assignment = regroup(model)
     assert assignment["author4"] == 1 and assignment["calendar"] == 0
+
+
+def test_a_mixture_under_one_kind_s_wrapper_is_not_split():
+    # makeinfo's sections: with function definitions or with a list of subsections, under the one
+    # `div.section` that names the node's level (a chapter's is `div.chapter`): the two-part code
+    # prefers two classes, but refinement folds them back (refine.kind_wrappers) and the crawl
+    # would swing; the same mixture under a wrapper every page shows splits
+    def mixture(wrapper, chapter_wrapper):
+        def node(url, tags, *own, wrapper=wrapper):
+            return shaped(url, tags, f"html/body/{wrapper}/div.header/p/a", *(f"html/body/{wrapper}/{p}" for p in own))
+        defs = [node(f"def{i}", OVERVIEW_TAGS, "dl.def/dt/a", "dl.def/dd/p/a") for i in range(12)]
+        tocs = [node(f"toc{i}", MEMBERS_TAGS, "ul.section-toc/li/a", "p/a") for i in range(10)]
+        chapters = [node(f"ch{i}", OVERVIEW_TAGS, "ul.section-toc/li/a", wrapper=chapter_wrapper) for i in range(5)]
+        others = [page(f"x{k}-{i}", f"own{k}/a") for k in range(2) for i in range(5)]
+        return model_of([defs + tocs, chapters, others[:5], others[5:]])
+
+    model = mixture("div.section", "div.chapter")
+    assert mixed_members(model, 0, site_chrome(model)) is None
+    model = mixture("div.contents", "div.contents")
+    assert sorted(mixed_members(model, 0, site_chrome(model))) == [f"toc{i}" for i in range(10)]

@@ -13,7 +13,10 @@ reached from many places.  Two classes are merged when
    sections are nested in the other's and the fingerprints are at least
    ``NESTED_SIMILARITY`` alike (erl_docgen's chapters nest in the reference
    pages by their links, not by their skeleton: 0.29–0.34 alike, where the
-   nested pairs of one type scored 0.42 and more); and
+   nested pairs of one type scored 0.42 and more), or at least that alike
+   with every content section of both under one element named after the
+   page's kind (``kind_wrappers``: makeinfo's sections with or without
+   function definitions share only their ``div.section``'s header); and
 2. some link collection **co-cites** them — its links point to modelled pages
    of both — which is Crescenzi et al.'s assumption that the links of one collection
    lead to one class; and
@@ -48,6 +51,7 @@ cheap with per-class counts).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -124,6 +128,44 @@ def _annotated(path: str) -> bool:
     return any("." in step or "#" in step for step in path.split("/")[2:])
 
 
+def _wrapper(path: str) -> str | None:
+    """The path up to its first step below ``html`` that carries a class (``html/body/div.section``,
+    ``html/body.rustdoc.struct``), or None."""
+    steps = path.split("/")
+    for i, step in enumerate(steps[1:], 1):
+        if "." in step.split("#", 1)[0]:
+            return "/".join(steps[:i + 1])
+    return None
+
+
+def kind_wrapper(core: frozenset[str], chrome: set[str]) -> str | None:
+    """The one classed element every core section beyond the chrome lies under, or None."""
+    found = {_wrapper(p) for p in core - chrome}
+    return found.pop() if len(found) == 1 else None
+
+
+def kind_wrappers(cores: Iterable[frozenset[str]], chrome: set[str]) -> set[str]:
+    """The wrappers (``kind_wrapper``) that name a page's kind: those of a depth at which the
+    site's classes show two or more.  A generator that wraps a page's whole content in an element
+    named after the page's kind (makeinfo's ``div.section`` / ``div.chapter``, DocBook's
+    ``div.sect1`` / ``div.refentry``, rustdoc's and JDK 17 Javadoc's body classes) says so on every
+    page; one wrapper on every page (Doxygen's ``div.contents``) names nothing.  Two classes under
+    one kind's wrapper differ by optional sections unless ``told_apart`` says otherwise
+    (docs/design.md, item 44)."""
+    depths: dict[int, set[str]] = defaultdict(set)
+    for core in cores:
+        w = kind_wrapper(core, chrome)
+        if w is not None:
+            depths[w.count("/")].add(w)
+    return {w for found in depths.values() if len(found) >= 2 for w in found}
+
+
+def one_kind(a: frozenset[str], b: frozenset[str], chrome: set[str], kinds: set[str]) -> bool:
+    """Both cores share a content section and lie under one kind's wrapper (``kind_wrappers``)."""
+    w = kind_wrapper(a, chrome)
+    return w is not None and w in kinds and w == kind_wrapper(b, chrome) and bool((a & b) - chrome)
+
+
 @dataclass(frozen=True)
 class Merge:
     """One class folded into another by refinement, and why."""
@@ -167,6 +209,7 @@ class Refiner:
         # members with links of their own: a page whose links are all the chrome is no evidence
         sized = {cid: max(1, len(with_links_of_their_own(model, cls.members, shared_by_most)[0]))
                  for cid, cls in classes.items()}
+        kinds = kind_wrappers(cores.values(), shared_by_most)
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
@@ -177,8 +220,9 @@ class Refiner:
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
             content = (cores[a] & cores[b]) - shared_by_most
             if (sim >= (TWIN_SIMILARITY if small else self.similarity) and content) or (
-                    not small and sim >= NESTED_SIMILARITY and nested(
-                        cores[a], cores[b], shared_by_most, min(classes[a].size, classes[b].size))):
+                    not small and sim >= NESTED_SIMILARITY and (nested(
+                        cores[a], cores[b], shared_by_most, min(classes[a].size, classes[b].size))
+                        or one_kind(cores[a], cores[b], shared_by_most, kinds))):
                 alike[(a, b)] = sim
         if not alike:
             return []

@@ -57,6 +57,7 @@ from structcrawl.core.model import (
     TWIN_EVIDENCE,
     Candidate,
     SiteModel,
+    core_sections,
     site_chrome,
     told_apart,
     told_apart_group,
@@ -64,7 +65,7 @@ from structcrawl.core.model import (
 )
 from structcrawl.core.placement import PathReference, similar_groups
 from structcrawl.core.recluster import class_bits
-from structcrawl.core.refine import nested
+from structcrawl.core.refine import kind_wrappers, nested, one_kind
 from structcrawl.core.unionfind import jaccard
 
 #: Rounds of moving each member of a mixed class to the side that codes it shorter, at most.
@@ -148,10 +149,13 @@ def mixed_members(model: SiteModel, class_id: int, chrome: set[str]) -> list[str
     core_a, core_b = (core_a | (_core(a, len(inside), SPLIT_CORE_SHARE) & core_b),
                       core_b | (_core(b, len(outside), SPLIT_CORE_SHARE) & core_a))
     # sides sharing more content sections than they differ by are one template whose optional
-    # blocks come together (rustdoc's struct pages with or without trait impls): refinement
-    # would merge them back as they grow, and the crawl would swing between the two
+    # blocks come together (rustdoc's struct pages with or without trait impls), and sides under
+    # one kind's wrapper (makeinfo's sections with or without definitions): refinement would merge
+    # them back as they grow, and the crawl would swing between the two
     if (nested(core_a, core_b, chrome, min(len(inside), len(outside)))
-            or len((core_a & core_b) - chrome) > len(core_a ^ core_b)):
+            or len((core_a & core_b) - chrome) > len(core_a ^ core_b)
+            or one_kind(core_a, core_b, chrome,
+                        kind_wrappers((core_sections(c) for c in model.classes.values()), chrome))):
         return None
     # on one skeleton, two templates are sides each with content sections of its own and none
     # in common, which refinement does not merge back (``refine`` rule 1): odoc writes modules
