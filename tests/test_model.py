@@ -955,3 +955,40 @@ def test_classes_under_one_kind_s_wrapper_merge_though_their_cores_do_not_nest()
     assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
     m, f = model("div.contents", "div.contents")  # one wrapper on every page: no kind named
     assert Refiner().refine(m, f, update=5) == []
+
+
+def test_classes_whose_cores_are_all_the_chrome_merge_where_most_classes_are_so():
+    """Node.js's API docs are one template filled with Markdown: every class's core sections are
+    the site's chrome (the sections most classes show: with one type, its core), so no two classes
+    ever share a content section beyond it, and refinement kept six classes of module pages, split
+    by their optional blocks (a table, a quote), at fingerprints 0.85–0.92 alike.  Where most
+    classes hold nothing beyond the chrome, two such classes merge on skeletons alike; a class with
+    a content section of its own (a listing's) stays apart; and where most classes have content of
+    their own, the chrome is a frame and pages showing only it are told apart by other means (QDoc's
+    attribution and example pages)."""
+    from structcrawl.core.refine import Refiner
+
+    chrome = {"toc/a", "intro/a", "h2/a.mark"}
+    skeleton = [f"html/body/div/p{i}" for i in range(20)]
+
+    def modules(prefix, n, block):
+        # a third of the pages show the class's block, a third an emphasis link any module page may show
+        return [Page(f"{prefix}{i}", frozenset(chrome | [{block}, {"p/em/a"}, set()][i % 3]), 5,
+                     frozenset(skeleton + [f"html/body/div/{block}"])) for i in range(n)]
+
+    def model(listings):
+        m = SiteModel()
+        m._add_to(m.new_class(), modules("table", 10, "table/a"))
+        m._add_to(m.new_class(), modules("quote", 8, "blockquote/a"))
+        for k in range(listings):
+            m._add_to(m.new_class(), [Page(f"list{k}-{i}", frozenset(chrome | {f"ul.index{k}/a"}), 5,
+                                           frozenset(skeleton + [f"html/body/div/ul.index{k}"])) for i in range(6)])
+        f = Frontier()
+        f.add_links(9, {"tree": ["table0", "quote0", "list0-0"]})
+        f.collections[(9, "tree")].leads_to.update({0: 1, 1: 1, 2: 1})
+        return m, f
+
+    m, f = model(listings=1)
+    assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
+    m, f = model(listings=3)
+    assert Refiner().refine(m, f, update=5) == []

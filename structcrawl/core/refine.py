@@ -16,7 +16,11 @@ reached from many places.  Two classes are merged when
    nested pairs of one type scored 0.42 and more), or at least that alike
    with every content section of both under one element named after the
    page's kind (``kind_wrappers``: makeinfo's sections with or without
-   function definitions share only their ``div.section``'s header); and
+   function definitions share only their ``div.section``'s header).  Where
+   most classes' cores are all the site's chrome, that chrome is one type's
+   core (Node.js's Markdown pages: one template, split by optional blocks),
+   and two such classes merge on skeletons alike without a content section;
+   and
 2. some link collection **co-cites** them — its links point to modelled pages
    of both — which is Crescenzi et al.'s assumption that the links of one collection
    lead to one class; and
@@ -83,6 +87,10 @@ NESTED_SIMILARITY = 0.4
 #: off fewer pages is a loose class's chance; the frontier's saturation support; docs/design.md,
 #: item 22).
 ONE_SECTION_PAGES = 10
+#: Share of the classes (of ``min_members`` pages) whose cores are all the site's chrome for the
+#: chrome to be the core of one type that makes most of the site, not a frame around several
+#: (docs/design.md, item 45).
+FRAME_ONLY_SHARE = 0.5
 #: Sections the larger core may have beyond a one-section core it nests: DocBook reference pages
 #: whose prose holds cross-references only, and the same pages with linked option lists and
 #: external links besides (PostgreSQL's refentries, two classes at 64 URLs in flight); types
@@ -210,6 +218,10 @@ class Refiner:
         sized = {cid: max(1, len(with_links_of_their_own(model, cls.members, shared_by_most)[0]))
                  for cid, cls in classes.items()}
         kinds = kind_wrappers(cores.values(), shared_by_most)
+        # with one type, the "chrome" is that type's core: where most classes show nothing beyond
+        # it, it is no frame, and skeletons alike are the evidence (Node.js's Markdown pages)
+        grown = [cid for cid, cls in classes.items() if cls.size >= self.min_members]
+        one_type = sum(1 for cid in grown if not cores[cid] - shared_by_most) >= FRAME_ONLY_SHARE * len(grown)
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
@@ -219,7 +231,8 @@ class Refiner:
             # page skeletons alike are one template only where the links agree on some content
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
             content = (cores[a] & cores[b]) - shared_by_most
-            if (sim >= (TWIN_SIMILARITY if small else self.similarity) and content) or (
+            frame_only = one_type and not (cores[a] - shared_by_most or cores[b] - shared_by_most)
+            if (sim >= (TWIN_SIMILARITY if small else self.similarity) and (content or frame_only)) or (
                     not small and sim >= NESTED_SIMILARITY and (nested(
                         cores[a], cores[b], shared_by_most, min(classes[a].size, classes[b].size))
                         or one_kind(cores[a], cores[b], shared_by_most, kinds))):
