@@ -208,3 +208,20 @@ def test_a_link_leaving_the_site_is_spelled_without_its_own_classes():
     same = extract(signature("https://lib.test/lang3/Pair.html", "external-link"), "http://lib.test:8000/lang3/C.html")
     assert "html/body/div.sig/span.return-type/a.external-link" in same.schema
     assert extract(signature("http://[::1]:9/x", "k"), "http://[::1]:8000/").links[1].path.endswith("a.k")
+
+
+def test_a_frameset_s_frames_are_its_links_an_iframe_is_not():
+    """A frames Javadoc starts at a ``<frameset>`` whose only ``<a>`` sits in ``<noframes>`` (dropped by
+    libxml2): without its frames, a crawl seeded there models one page and ends."""
+    f = extract(b'<html><frameset cols="20%,80%"><frameset rows="50%,50%"><frame src="overview-frame.html">'
+                b'<frame src="allclasses-frame.html"></frameset><frame src="overview-summary.html">'
+                b'<noframes><a href="overview-summary.html">no frames</a></noframes></frameset></html>',
+                "http://docs.test/api/index.html")
+    assert [(link.url, link.path) for link in f.links] == [
+        ("http://docs.test/api/overview-frame.html", "html/frameset/frameset/frame"),
+        ("http://docs.test/api/allclasses-frame.html", "html/frameset/frameset/frame"),
+        ("http://docs.test/api/overview-summary.html", "html/frameset/frame"),
+    ]
+    page = extract(b'<html><body><iframe src="/widget"></iframe><a href="/next">next</a></body></html>',
+                   "http://docs.test/")
+    assert [link.url for link in page.links] == ["http://docs.test/next"]

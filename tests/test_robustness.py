@@ -130,6 +130,8 @@ def test_broken_markup_is_modelled_and_its_links_followed(hostile):
         assert f"/hostile/{path}" in members, path
     assert hostile.paths["/hostile/u1"] == 1 and hostile.paths["/hostile/u2"] == 1  # unclosed <li><a>
     assert hostile.paths["/hostile/n1"] == 1  # NUL bytes dropped, also inside an href
+    assert hostile.paths["/hostile/f1"] == 1 and hostile.paths["/hostile/f2"] == 1  # a frameset's frames
+    assert {"/hostile/f1", "/hostile/f2"} <= members
     assert hostile.paths["/hostile/zero"] == 1 and "/hostile/zero" in members  # 0-byte 200: an empty page
     for path in ("latin1-lie", "bom", "meta-lie"):  # charset lies and BOMs: the link is still read
         assert hostile.paths[f"/hostile/to/{path}"] == 1, path

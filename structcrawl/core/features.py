@@ -13,6 +13,7 @@ page schema and bag of tag paths.
   such links (Javadoc's ``a.external-link``), and the slot a link fills (a
   method's return type) is one section whether the item it names lives on
   the site or elsewhere (docs/design.md, item 41).
+* **Links**: ``<a href>``, ``<area href>`` and a frameset's ``<frame src>``.
 * **Exact XPath** (UXClust §3.3): the positional path of the link element,
   in lxml's ``getpath`` form (``/html/body/div[2]/ul/li[4]/a``); when a URL
   occurs several times on a page, its inbound XPath is the first (topmost)
@@ -63,7 +64,12 @@ _CONTENT_ID = re.compile(r"[^\w\-]")
 # "/" separates path steps: a class token holding one ("w-1/2", a mangled "</area")
 # would add a step
 _STEP_SEPARATOR = re.compile(r"/")
-_LINK_TAGS = ("a", "area")
+#: link element -> the attribute holding its URL.  A frameset's frames are its links: a frames
+#: Javadoc (JDK 8 and before) starts at a ``<frameset>`` whose only ``<a>`` sits in ``<noframes>``,
+#: which libxml2 drops, and its package lists are linked by ``<frame src>`` only; a crawl seeded
+#: there modelled one page and ended.  Not ``<iframe>``: it embeds a widget in a page, it does
+#: not lay out the site.
+_LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src"}
 # HTML's void elements hold no content, but libxml2's HTML 4 parser does not know the newer ones and
 # nests what follows them inside them (``code/wbr/a`` for a link after a word break): a path does
 # not pass through one, as in the tree an HTML5 parser builds (WHATWG HTML §13.1.2, void elements)
@@ -98,7 +104,7 @@ def _xpath_safe_tag(el: etree._Element) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """One ``<a href>``/``<area href>`` occurrence on a page."""
+    """One ``<a href>``/``<area href>``/``<frame src>`` occurrence on a page."""
 
     url: str  #: resolved, normalised absolute URL
     xpath: str  #: exact positional XPath of the element
@@ -358,7 +364,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
         paths[el] = own
         if tag in _VOID_TAGS:
             voids[el] = parent
-        if tag in _LINK_TAGS:
+        if tag in _LINK_ATTRIBUTES:
             anchors.append((el, parent[2], tag))
     title = _title(root)
     distinct = set(paths.values())
@@ -371,7 +377,7 @@ def _features(root: etree._Element, url: str, max_links: int) -> tuple[PageFeatu
     links: list[Link] = []
     truncated = False
     for el, parent_path, tag in anchors:
-        href = el.get("href")
+        href = el.get(_LINK_ATTRIBUTES[tag])
         if href is None:
             continue
         link_url = resolve(href)

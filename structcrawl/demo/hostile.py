@@ -7,7 +7,7 @@ page is served unchanged except the home page, which gains one extra link list
 * non-HTML: ``doc.pdf``, ``img.png``, ``data.json``, ``plain.txt``, ``blob``
   (octet-stream); ``html-as-text`` (an HTML page served as ``text/plain``);
 * broken markup: ``unclosed``, ``deep`` (5,000-deep nesting), ``nul`` (NUL
-  bytes), ``frameset``, ``empty-body``, ``zero`` (a 0-byte 200), ``latin1-lie``
+  bytes), ``frameset`` (its frames ``f1`` and ``f2`` are pages), ``empty-body``, ``zero`` (a 0-byte 200), ``latin1-lie``
   (declared latin-1, UTF-8 bytes), ``bom`` (UTF-8 BOM), ``meta-lie``
   (``<meta charset=utf-16>`` on a UTF-8 page), each linking ``to/<its name>``;
 * size: ``big`` (6.7 MB of HTML), ``bomb`` (gzip of 64 MB of spaces), ``many-links``
@@ -133,6 +133,8 @@ class HostileSite:
         if path == "frameset":
             return ok(b'<html><frameset cols="50%,50%"><frame src="/hostile/f1"><frame src="/hostile/f2">'
                       b"</frameset></html>")
+        if path in ("f1", "f2"):
+            return ok(_page(f"frame {path}", [f"/hostile/to/{path}"]))
         if path == "empty-body":
             return ok(b"<html><head></head><body></body></html>")
         if path == "zero":
