@@ -407,6 +407,20 @@ def test_a_page_of_a_class_its_url_says_nothing_of_is_a_target_by_its_url():
     assert h.harvested == 1 and h.summary()[2]["harvested"] == 1
 
 
+def test_a_url_with_more_of_another_class_s_words_is_not_a_target_by_its_url():
+    """commons-math3's "No usage of" stubs (``…/math3/analysis/class-use/X.html``), put with misc pages whose
+    URLs share nothing: the class pages' URLs share ``org apache commons math``, which every stub's URL has,
+    and their pattern matches it, but the class-use pages' URLs share those words and ``class use`` too."""
+    doc = document()
+    doc["classes"][2]["url_pattern"] = r"^/item(?:/[^/?]*)*$"
+    doc["classes"].append({"id": 4, "size": 5, "url_pattern": r"^(?:/[^/?]*)*$"})
+    with_samples(doc, {1: ["/list/1", "/list/2"], 2: ["/item/1", "/item/2"],
+                       3: ["/item/1/reviews", "/item/2/reviews"], 4: ["/about", "/help/faq"]})
+    h = Harvest(doc, [2], explore_share=0.0, explore_min=0)
+    assert h.page(H + "/item/5/reviews", (1, ITEMS), 4, {}).kind != "target"
+    assert h.page(H + "/item/7", (1, ITEMS), 4, {}).target == 2
+
+
 def test_a_rechecked_collection_needs_urls_no_other_collection_links():
     """The re-check probes URLs that only the skipped collection links: one whose URLs other fetched pages
     link too leads nowhere those pages did not offer (the demo's footers, a book's author byline that the

@@ -802,14 +802,16 @@ class Harvest:
         And the target's URL pattern must match, more specifically than ``cls``'s if that matches too: one
         word is weak evidence (ghc: ``libraries``, which the module pages' URLs share, made 1,311 source
         pages ``…/libraries/P/src/M.html`` module items; the source class's pattern matches them, the
-        module class's does not)."""
+        module class's does not).  And no other class's words may fit the URL better: the class pages'
+        URLs share ``org apache commons math``, which a stub's URL has, but the class-use pages' share
+        those and ``class use`` too (413 stubs were class items when a crawl put them with the misc pages)."""
         path = url.split("?", 1)[0]
         words = set(url_words(path))
         if cls is not None and self._word_score(cls, words):
             return None
-        scores = {t: self._word_score(t, words) for t in self.targets}
-        best = max(scores, key=lambda t: (scores[t], -t), default=None)
-        if best is None or not scores[best]:
+        scores = {c: self._word_score(c, words) for c in self.targets | set(self.words)}
+        best = max(scores, key=lambda c: (scores[c], c in self.targets, -c), default=None)
+        if best not in self.targets or not scores[best]:
             return None
         candidates = {c: self.patterns[c] for c in (best, cls) if c is not None and c in self.patterns}
         return best if self._pattern_class(_site_path(path), candidates) == best else None
