@@ -68,7 +68,7 @@ def crawl(args: argparse.Namespace) -> explorer_module.Explorer:
         return ended["explorer"]
 
     with mock.patch.object(offline_real, "run_offline", keep):
-        out = offline_real.run(args.corpus, args.strategy, inflight=args.inflight)
+        out = offline_real.run(args.corpus, args.strategy, inflight=args.inflight, audit_seed=args.audit_seed)
     print(f"{args.corpus} {args.strategy} at {args.inflight} in flight: {out['fetched']} fetched, "
           f"F* {out['res']['fstar']:.3f}, {out['classes']} classes, stable {out['stable']}")
     return ended["explorer"]
@@ -207,6 +207,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inflight", type=int, default=32, help="URLs in flight (2 × CONCURRENT_REQUESTS)")
     parser.add_argument("--paths", type=int, default=6, help="classes: link paths shown per class")
     parser.add_argument("--label", help="decide: the truth class whose candidates are traced")
+    parser.add_argument("--audit-seed", type=int, default=0, help="where the audit's draw starts (offline_real.py's)")
     args = parser.parse_args(argv)
     if args.view == "decide" and not args.label:
         parser.error("decide needs --label")

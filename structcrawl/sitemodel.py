@@ -605,7 +605,7 @@ def parse_model(document: Any, source: str = "<model>") -> LoadedModel:
     if placing is not None:
         _expect(_placement_ok(placing, infos), source,
                 "malformed 'placement' (expected paths: [strings], sets and bare: [{paths: [indices], "
-                "classes: [[class id, pages]]}] naming listed classes)")
+                "classes: [[class id, pages]]}] naming listed classes, skeleton: [indices])")
         model.set_references(*placement_from_document(placing))
     mdl = document["mdl"]
     try:
@@ -621,7 +621,9 @@ def _placement_ok(doc: Any, classes: Mapping[int, ClassInfo]) -> bool:
             and isinstance(doc.get("sets"), list) and isinstance(doc.get("bare", doc.get("unplaced")), list)):
         return False
     n = len(doc["paths"])
-    return all(isinstance(p, str) for p in doc["paths"]) and all(
+    skeleton = doc.get("skeleton", [])  # models written before it read the skeleton off the sets
+    return all(isinstance(p, str) for p in doc["paths"]) and isinstance(skeleton, list) and all(
+        isinstance(i, int) and 0 <= i < n for i in skeleton) and all(
         isinstance(e, dict) and isinstance(e.get("paths"), list) and isinstance(e.get("classes"), list)
         and all(isinstance(i, int) and 0 <= i < n for i in e["paths"])
         and all(isinstance(c, list) and len(c) == 2 and c[0] in classes and isinstance(c[1], int) and c[1] > 0

@@ -258,6 +258,18 @@ def test_markers_travel_with_the_model(crawl):
         loads_model(dumps(doc))
 
 
+def test_the_placement_skeleton_travels_with_the_model(crawl):
+    doc = document(crawl)
+    skeleton = crawl[2].model.reference().skeleton
+    assert skeleton and {doc["placement"]["paths"][i] for i in doc["placement"]["skeleton"]} == skeleton
+    assert loads_model(dumps(doc)).site_model.reference().skeleton == skeleton
+    del doc["placement"]["skeleton"]  # a model written before: read off every member's paths
+    assert loads_model(dumps(doc)).site_model.reference().skeleton
+    doc["placement"]["skeleton"] = [len(doc["placement"]["paths"])]
+    with pytest.raises(ModelFormatError, match="malformed 'placement'"):
+        loads_model(dumps(doc))
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(ModelFormatError, match="cannot read model"):
         load_model(tmp_path / "nope.json")

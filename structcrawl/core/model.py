@@ -584,8 +584,8 @@ class SiteModel:
         chrome = self.chrome()
         if self._reference is None or not (self._reference_current or lagging and self._lag_ok(chrome)):
             self._reference = PathReference.of_pages(
-                (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
-                if not page.schema <= chrome)
+                (page.element_paths, self.page_class[url], bool(page.schema & chrome))
+                for url, page in self.pages.items() if not page.schema <= chrome)
             self._bare = None
             self._reference_built = (frozenset(self.classes), frozenset(chrome), len(self.pages))
             self._reference_current = True
@@ -603,7 +603,7 @@ class SiteModel:
         if self._bare is None:
             chrome = self.chrome()
             self._bare = PathReference.of_pages(
-                (page.element_paths, self.page_class[url]) for url, page in self.pages.items()
+                (page.element_paths, self.page_class[url], True) for url, page in self.pages.items()
                 if page.schema <= chrome)
         return self._bare
 

@@ -23,7 +23,11 @@ html/head/body frame, the navigation bar) are left out of the comparison, as
 Chakrabarti & Mehta drop template paths before comparing pages (§3.4): with
 them, Javadoc's "No usage of" stubs (a header, a footer and one sentence) were
 nearest to the package summaries at Jaccard ≥ 0.8 and joined them.  Measured
-in docs/design.md, item 23.
+in docs/design.md, item 23.  "Nearly every" is read over the pages inside the
+site's frame — those carrying some of its chrome links — when the caller says
+which (``skeleton``): a frames Javadoc's frameset and frame listings have no
+navigation bar, three of them among 281 pages put it under 99 %, and the stubs
+were nearest the class tree at 0.66 (docs/design.md, item 47).
 """
 
 from __future__ import annotations
@@ -54,15 +58,18 @@ class PathReference:
     is what the model file carries (``to_document`` / ``from_document``).
     """
 
-    def __init__(self, sets: Mapping[frozenset[str], Mapping[int, int]]) -> None:
+    def __init__(self, sets: Mapping[frozenset[str], Mapping[int, int]],
+                 skeleton: frozenset[str] | None = None) -> None:
+        """``skeleton``: the paths left out (default: those on ``SKELETON_SHARE`` of the pages)."""
         self.sets = {paths: Counter(classes) for paths, classes in sets.items() if classes}
-        pages = sum(sum(c.values()) for c in self.sets.values())
         occurs: Counter = Counter()
         for paths, classes in self.sets.items():
             n = sum(classes.values())
             for p in paths:
                 occurs[p] += n
-        self.skeleton = frozenset(p for p, n in occurs.items() if n >= SKELETON_SHARE * pages)
+        if skeleton is None:
+            skeleton = skeleton_of((paths, sum(classes.values())) for paths, classes in self.sets.items())
+        self.skeleton = frozenset(skeleton)
         self.paths = sorted(p for p in occurs if p not in self.skeleton)
         index = {p: i for i, p in enumerate(self.paths)}
         ordered = sorted(self.sets, key=lambda s: sorted(s))  # fixed row order: ties break alike every run
@@ -78,13 +85,16 @@ class PathReference:
         self._memo: dict[tuple[frozenset[str], float], int | None] = {}  # pages of a template share their set
 
     @classmethod
-    def of_pages(cls, pages: Iterable[tuple[frozenset[str], int]]) -> "PathReference":
-        """From (path set, class id) of each reference page."""
+    def of_pages(cls, pages: Iterable[tuple[frozenset[str], int, bool]]) -> "PathReference":
+        """From (path set, class id, inside the site's frame) of each reference page: the
+        skeleton is read over the pages inside the frame (over all when none is)."""
         sets: dict[frozenset[str], Counter] = {}
-        for paths, cid in pages:
+        framed: Counter = Counter()
+        for paths, cid, inside in pages:
             if paths:
                 sets.setdefault(paths, Counter())[cid] += 1
-        return cls(sets)
+                framed[paths] += inside
+        return cls(sets, skeleton_of(framed.items()) if any(framed.values()) else None)
 
     def nearest(self, page_paths: frozenset[str], least: float = PLACE_SIMILARITY) -> int | None:
         """The class of the reference set most like ``page_paths`` (ties: the set more pages
@@ -120,6 +130,17 @@ class PathReference:
         return best, float(sim[best])
 
 
+def skeleton_of(path_sets: Iterable[tuple[frozenset[str], int]]) -> frozenset[str]:
+    """The paths on ``SKELETON_SHARE`` of the pages or more, of (path set, pages having it) pairs."""
+    occurs: Counter = Counter()
+    pages = 0
+    for paths, n in path_sets:
+        pages += n
+        for p in paths:
+            occurs[p] += n
+    return frozenset(p for p, n in occurs.items() if n >= SKELETON_SHARE * pages)
+
+
 def similar_groups(path_sets: Sequence[frozenset[str]], pages: Sequence[int] | None = None,
                    least: float = PLACE_SIMILARITY) -> list[list[int]]:
     """The indices of ``path_sets`` (distinct sets, ``pages`` having each; one when None) grouped
@@ -127,12 +148,8 @@ def similar_groups(path_sets: Sequence[frozenset[str]], pages: Sequence[int] | N
     ``SKELETON_SHARE`` of the pages or more left out, as ``PathReference`` compares) are in one
     group.  Groups in order of their first index, each in index order.  O(sets² × paths) time."""
     pages = [1] * len(path_sets) if pages is None else pages
-    occurs: Counter = Counter()
-    for paths, n in zip(path_sets, pages):
-        for p in paths:
-            occurs[p] += n
-    skeleton = {p for p, n in occurs.items() if n >= SKELETON_SHARE * sum(pages)}
-    index = {p: i for i, p in enumerate(sorted(set(occurs) - skeleton))}
+    skeleton = skeleton_of(zip(path_sets, pages))
+    index = {p: i for i, p in enumerate(sorted({p for paths in path_sets for p in paths} - skeleton))}
     matrix = np.zeros((len(path_sets), len(index)), dtype=np.float32)  # BLAS: exact below 2**24 paths
     for r, paths in enumerate(path_sets):
         matrix[r, [index[p] for p in paths if p in index]] = 1
@@ -150,23 +167,27 @@ def similar_groups(path_sets: Sequence[frozenset[str]], pages: Sequence[int] | N
 
 def to_document(reference: PathReference, bare: PathReference) -> dict:
     """JSON-ready: every path once (sorted); the sets of each reference as indices into them,
-    with their class counts (``[class id, pages]``)."""
-    every = sorted({p for ref in (reference, bare) for s in ref.sets for p in s})
+    with their class counts (``[class id, pages]``); ``reference``'s skeleton likewise (read over
+    the pages inside the frame, which the sets do not tell)."""
+    every = sorted({p for ref in (reference, bare) for s in ref.sets for p in s} | reference.skeleton)
     index = {p: i for i, p in enumerate(every)}
 
     def sets(ref: PathReference) -> list[dict]:
         return sorted(({"paths": sorted(index[p] for p in s),
                         "classes": [[int(c), int(n)] for c, n in sorted(ref.sets[s].items())]} for s in ref.sets),
                       key=lambda e: e["paths"])
-    return {"paths": every, "sets": sets(reference), "bare": sets(bare)}
+    return {"paths": every, "sets": sets(reference), "bare": sets(bare),
+            "skeleton": sorted(index[p] for p in reference.skeleton)}
 
 
 def from_document(doc: Mapping) -> tuple[PathReference, PathReference]:
     """(reference, bare) of a ``to_document`` object (``unplaced``: a model written before the
-    regroup placed chrome-only pages by kind, which kept only those placed nowhere)."""
+    regroup placed chrome-only pages by kind, which kept only those placed nowhere; no
+    ``skeleton``: one written before it was read inside the frame, read over all its pages)."""
     every = doc["paths"]
 
-    def ref(sets: list) -> PathReference:
+    def ref(sets: list, skeleton: frozenset[str] | None = None) -> PathReference:
         return PathReference({frozenset(every[i] for i in e["paths"]): {int(c): int(n) for c, n in e["classes"]}
-                                 for e in sets})
-    return ref(doc["sets"]), ref(doc["bare"] if "bare" in doc else doc["unplaced"])
+                              for e in sets}, skeleton)
+    skeleton = frozenset(every[i] for i in doc["skeleton"]) if "skeleton" in doc else None
+    return ref(doc["sets"], skeleton), ref(doc["bare"] if "bare" in doc else doc["unplaced"])

@@ -398,8 +398,8 @@ def _place_bare(model: SiteModel, assignment: dict[str, int], chrome: set[str], 
     bare = [u for u in assignment if model.pages[u].schema <= chrome]
     if not bare:  # the reference costs O(pages) at each regroup: only when there is a page to place
         return next_id, False
-    reference = PathReference.of_pages((model.pages[u].element_paths, cid) for u, cid in assignment.items()
-                                          if not model.pages[u].schema <= chrome)
+    reference = PathReference.of_pages((model.pages[u].element_paths, cid, bool(model.pages[u].schema & chrome))
+                                       for u, cid in assignment.items() if not model.pages[u].schema <= chrome)
     pages = Counter(model.pages[u].element_paths for u in bare)
     sets = list(pages)
     kind_of = {sets[i]: k for k, members in enumerate(similar_groups(sets, [pages[s] for s in sets]))
