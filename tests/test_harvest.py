@@ -23,12 +23,14 @@ from types import SimpleNamespace
 
 import pytest
 import sqlalchemy as sa
+from scrapy.settings import Settings
 
 import helpers
 from dbfixtures import db_url  # noqa: F401 - fixture
 from helpers import PROJECT, PYTHON, QUIET, SCRAPY, Demo, assert_one_error
 from structcrawl.analysis.harvestplan import Entry
 from structcrawl.core.traps import TrapDetector
+from structcrawl.crawling.harvest import mend_torn_feeds, written_urls
 from structcrawl.demo.site import DemoSite
 from structcrawl.settings import STRUCTCRAWL_HARVEST_EXPLORE, STRUCTCRAWL_HARVEST_EXPLORE_MIN
 
@@ -206,9 +208,13 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, tmp_path):  # n
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         kills += 1
+    # what a kill inside a write leaves (Linux stops a write between pages): an item cut part-way
+    with out.open("ab") as fh:
+        fh.write(b'{"url": "' + demo.url.encode() + b'book/1.html", "class": ')
     res = helpers.run(cmd, timeout=DEADLINE)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Resumed harvest job 'books'" in res.stderr
+    assert f"Cut the torn last item a kill left in {out}" in res.stderr
     assert stats_of(res.stderr)["harvest/reused"] > 0  # the structure crawl's pages, read again by the resumed run
     items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     urls = Counter(i["url"] for i in items)
@@ -307,6 +313,24 @@ def test_an_item_written_but_not_marked_is_not_emitted_again(tmp_path):
     # a database holding a harvest only has no structure crawl to export or cluster by default
     res = helpers.structcrawl("export", "--db", db, "-o", str(tmp_path / "m.json"))
     assert_one_error(res, "holds no structure crawls")
+
+
+def test_a_torn_last_record_is_cut_and_whole_ones_kept(tmp_path):
+    """A kill inside a write leaves a record cut part-way; the resumed harvest appends after whole records only."""
+    jsonl, table, whole = tmp_path / "a.jsonl", tmp_path / "a.csv", tmp_path / "whole.jsonl"
+    jsonl.write_bytes(b'{"url": "u1"}\n{"url": "u2"}\n{"url": "u3", "cl')
+    # a body cell holds newlines: a cut just after one of them ends a line but not the row
+    table.write_bytes(b'url,body\r\nu1,"<p>\n</p>"\r\nu2,"<html>\n<body>\n')
+    whole.write_bytes(b'{"url": "u1"}\n')
+    feeds = {str(jsonl): {"format": "jsonlines"}, str(table): {"format": "csv"}, str(whole): {"format": "jsonlines"},
+             str(tmp_path / "absent.jsonl"): {"format": "jsonlines"}}
+    settings = Settings({"FEEDS": feeds})
+    assert sorted(mend_torn_feeds(settings)) == sorted([str(jsonl), str(table)])
+    assert jsonl.read_bytes() == b'{"url": "u1"}\n{"url": "u2"}\n'
+    assert table.read_bytes() == b'url,body\r\nu1,"<p>\n</p>"\r\n'
+    assert whole.read_bytes() == b'{"url": "u1"}\n'
+    assert written_urls(settings, ["u1", "u2", "u3"]) == {"u1", "u2"}
+    assert mend_torn_feeds(settings) == []  # mended files are left alone
 
 
 class _DryPlan:

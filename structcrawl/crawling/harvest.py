@@ -1,4 +1,4 @@
-"""The harvest spider's arguments and settings, the ``like`` page, and the feed flush of a resumable harvest.
+"""The harvest spider's arguments and settings, the ``like`` page, and the feeds of a resumable harvest.
 
 ``scrapy crawl harvest`` and ``structcrawl harvest`` both go through
 :func:`harvest_config`, so a bad model file, an unknown class id or a ``like``
@@ -13,9 +13,9 @@ import json
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from structcrawl import __version__
 from structcrawl.analysis.classify import Classifier
@@ -127,6 +127,18 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
     )
 
 
+def _local_feeds(settings: BaseSettings) -> Iterator[tuple[str, str, str]]:
+    """(path, format, encoding) of the local JSON-lines and CSV files of ``FEEDS`` that exist: the
+    feeds a resumed harvest can read back."""
+    for uri, options in settings.getdict("FEEDS").items():
+        uri = str(uri)
+        path = uri[len("file://"):] if uri.startswith("file://") else uri
+        fmt = (options or {}).get("format")
+        if "://" in path or fmt not in ("jsonlines", "csv") or not os.path.isfile(path):
+            continue
+        yield path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
+
+
 def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
     """Those of ``urls`` that an item of the local JSON-lines or CSV feeds of ``FEEDS`` already holds.
 
@@ -136,13 +148,8 @@ def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
     """
     wanted = set(urls)
     found: set[str] = set()
-    for uri, options in settings.getdict("FEEDS").items():
-        uri = str(uri)
-        path = uri[len("file://"):] if uri.startswith("file://") else uri
-        fmt = (options or {}).get("format")
-        if "://" in path or fmt not in ("jsonlines", "csv") or not os.path.isfile(path):
-            continue
-        with open(path, encoding=settings.get("FEED_EXPORT_ENCODING") or "utf-8", newline="") as fh:
+    for path, fmt, encoding in _local_feeds(settings):
+        with open(path, encoding=encoding, newline="") as fh:
             if fmt == "csv":
                 found.update(row.get("url") for row in csv.DictReader(fh))
                 continue
@@ -150,8 +157,59 @@ def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
                 try:
                     found.add(json.loads(line).get("url"))
                 except (ValueError, AttributeError):
-                    continue  # a line cut by the kill: that item is emitted again
+                    continue
     return wanted & found
+
+
+def mend_torn_feeds(settings: BaseSettings) -> list[str]:
+    """Cut the torn last record a ``kill -9`` left in the local JSON-lines and CSV feeds; the paths cut.
+
+    Linux checks for a fatal signal between the pages a ``write`` copies, so a
+    kill can stop an item's write part-way: the file then ends mid-record, and
+    the resumed run's first item, appended, would continue that line (two
+    items on one line, neither readable).  The torn item was not marked emitted
+    (the mark follows the flush), so the resumed run writes it again, whole.
+    """
+    cut = []
+    for path, fmt, encoding in _local_feeds(settings):
+        with open(path, "rb+") as fh:
+            end = _end_of_last_record(fh, fmt, encoding)
+            if end < fh.seek(0, os.SEEK_END):
+                fh.truncate(end)
+                cut.append(path)
+    return cut
+
+
+def _end_of_last_record(fh: BinaryIO, fmt: str, encoding: str) -> int:
+    """The byte offset just after the last whole record of a JSON-lines or CSV file."""
+    fh.seek(0)
+    offset = whole = 0
+    if fmt == "jsonlines":  # JSON escapes newlines: a record is whole once its line ends
+        for raw in fh:
+            offset += len(raw)
+            if raw.endswith(b"\n"):
+                whole = offset
+        return whole
+    line_ended = False
+
+    def lines() -> Iterator[str]:
+        nonlocal offset, line_ended
+        for raw in fh:
+            offset += len(raw)
+            line_ended = raw.endswith(b"\n")
+            yield raw.decode(encoding)
+
+    width = None
+    try:
+        # a quoted cell (a page body) may hold newlines: a row is whole when the reader closes it at a
+        # line's end with the header's width; strict, a file ending inside quotes is an error
+        for row in csv.reader(lines(), strict=True):
+            width = len(row) if width is None else width
+            if line_ended and len(row) == width:
+                whole = offset
+    except (csv.Error, UnicodeDecodeError):
+        pass
+    return whole
 
 
 def flush_feeds(crawler: Crawler) -> None:
