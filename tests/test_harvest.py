@@ -241,6 +241,27 @@ def test_sigkill_and_resume_emit_every_target_once(db_url, demo, tmp_path):  # n
     assert cells == {"KIND": "harvest", "PAGES": str(record["pages"]), "CLASSES": "-", "ITEMS": str(len(urls))}
 
 
+def test_a_resumed_harvest_continues_a_csv_feed_under_one_header(demo, model, tmp_path):
+    """Stopped by its page budget and run again, a harvest appends its rows to the CSV it wrote:
+    every target once, and the header only on the first line (Scrapy writes one per run)."""
+    books = class_of(model, "/book/")
+    out = tmp_path / "books.csv"
+    cmd = ["harvest", str(model), "--classes", str(books), "-o", str(out), "--db", f"sqlite:///{tmp_path / 'h.db'}",
+           *QUIET]
+    res = helpers.structcrawl(*cmd, "--max-pages", "60", timeout=DEADLINE)
+    assert res.returncode == 0, res.stderr[-3000:]
+    first = out.read_text(encoding="utf-8").count("\n")
+    res = helpers.structcrawl(*cmd, timeout=DEADLINE)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Resumed harvest job" in res.stderr
+    with out.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert 1 < first < len(rows)  # both runs wrote rows
+    urls = Counter(r["url"] for r in rows)
+    assert "url" not in urls and [u for u, n in urls.items() if n > 1] == []
+    assert truth(demo, "book") <= set(urls)
+
+
 def test_the_structure_crawls_pages_are_read_from_the_store(demo, tmp_path):
     """A harvest with the store of its model's structure crawl does not fetch that crawl's pages again
     (but for the targets: an item is a fresh fetch), and finds every target as a harvest without it does."""

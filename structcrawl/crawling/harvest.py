@@ -127,16 +127,16 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
     )
 
 
-def _local_feeds(settings: BaseSettings) -> Iterator[tuple[str, str, str]]:
-    """(path, format, encoding) of the local JSON-lines and CSV files of ``FEEDS`` that exist: the
-    feeds a resumed harvest can read back."""
+def _local_feeds(settings: BaseSettings) -> Iterator[tuple[str, str, str, str]]:
+    """(URI, path, format, encoding) of the local JSON-lines and CSV files of ``FEEDS`` that exist:
+    the feeds a resumed harvest can read back."""
     for uri, options in settings.getdict("FEEDS").items():
         uri = str(uri)
         path = uri[len("file://"):] if uri.startswith("file://") else uri
         fmt = (options or {}).get("format")
         if "://" in path or fmt not in ("jsonlines", "csv") or not os.path.isfile(path):
             continue
-        yield path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
+        yield uri, path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
 
 
 def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
@@ -148,7 +148,7 @@ def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
     """
     wanted = set(urls)
     found: set[str] = set()
-    for path, fmt, encoding in _local_feeds(settings):
+    for _uri, path, fmt, encoding in _local_feeds(settings):
         with open(path, encoding=encoding, newline="") as fh:
             if fmt == "csv":
                 found.update(row.get("url") for row in csv.DictReader(fh))
@@ -171,13 +171,29 @@ def mend_torn_feeds(settings: BaseSettings) -> list[str]:
     (the mark follows the flush), so the resumed run writes it again, whole.
     """
     cut = []
-    for path, fmt, encoding in _local_feeds(settings):
+    for _uri, path, fmt, encoding in _local_feeds(settings):
         with open(path, "rb+") as fh:
             end = _end_of_last_record(fh, fmt, encoding)
             if end < fh.seek(0, os.SEEK_END):
                 fh.truncate(end)
                 cut.append(path)
     return cut
+
+
+def continue_csv_feeds(settings: BaseSettings) -> None:
+    """A resumed harvest appends to local CSV feeds that hold rows already: no second header line.
+
+    Scrapy's CSV exporter writes the header at the start of every run; in the
+    middle of a file it reads back as one more row, a page whose URL is "url".
+    """
+    feeds = {str(uri): dict(options or {}) for uri, options in settings.getdict("FEEDS").items()}
+    going_on = [uri for uri, path, fmt, _encoding in _local_feeds(settings)
+                if fmt == "csv" and os.path.getsize(path) > 0 and not feeds[uri].get("overwrite")]
+    if not going_on:
+        return
+    for uri in going_on:
+        feeds[uri]["item_export_kwargs"] = {**feeds[uri].get("item_export_kwargs", {}), "include_headers_line": False}
+    settings.set("FEEDS", feeds, priority=settings.getpriority("FEEDS") or "spider")
 
 
 def _end_of_last_record(fh: BinaryIO, fmt: str, encoding: str) -> int:

@@ -45,7 +45,13 @@ from structcrawl.core.features import PageFeatures, extract_with_tree
 from structcrawl.core.traps import TrapDetector
 from structcrawl.core.urls import normalize_url
 from structcrawl.crawling.arguments import StartError
-from structcrawl.crawling.harvest import flush_feeds, harvest_config, mend_torn_feeds, written_urls
+from structcrawl.crawling.harvest import (
+    continue_csv_feeds,
+    flush_feeds,
+    harvest_config,
+    mend_torn_feeds,
+    written_urls,
+)
 from structcrawl.crawling.refusals import ignored_extensions, refusal
 from structcrawl.crawling.responses import is_html
 from structcrawl.crawling.sharedplan import PlanStream, Recheck
@@ -182,6 +188,7 @@ class HarvestSpider(scrapy.Spider):
         if store.resumed:
             for path in mend_torn_feeds(self.settings):
                 logger.warning("Cut the torn last item a kill left in %s: that item is written again", path)
+            continue_csv_feeds(self.settings)
         replayed = 0
         for page in store.restore(partial(written_urls, self.settings)):
             replayed += 1
