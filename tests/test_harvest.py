@@ -343,7 +343,8 @@ def test_a_torn_last_record_is_cut_and_whole_ones_kept(tmp_path):
     # a body cell holds newlines: a cut just after one of them ends a line but not the row
     table.write_bytes(b'url,body\r\nu1,"<p>\n</p>"\r\nu2,"<html>\n<body>\n')
     whole.write_bytes(b'{"url": "u1"}\n')
-    feeds = {str(jsonl): {"format": "jsonlines"}, str(table): {"format": "csv"}, str(whole): {"format": "jsonlines"},
+    # `scrapy crawl -o a.jsonl` names the JSON-lines format "jsonl"
+    feeds = {str(jsonl): {"format": "jsonl"}, str(table): {"format": "csv"}, str(whole): {"format": "jsonlines"},
              str(tmp_path / "absent.jsonl"): {"format": "jsonlines"}}
     settings = Settings({"FEEDS": feeds})
     assert sorted(mend_torn_feeds(settings)) == sorted([str(jsonl), str(table)])

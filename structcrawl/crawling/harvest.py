@@ -129,14 +129,23 @@ def harvest_config(arguments: Mapping[str, Any], settings: BaseSettings) -> Harv
 
 def _local_feeds(settings: BaseSettings) -> Iterator[tuple[str, str, str, str]]:
     """(URI, path, format, encoding) of the local JSON-lines and CSV files of ``FEEDS`` that exist:
-    the feeds a resumed harvest can read back."""
+    the feeds a resumed harvest can read back.  The format is ``jsonlines`` or ``csv`` by its exporter:
+    ``scrapy crawl -o out.jsonl`` names it ``jsonl`` (``.jl``: ``jl``), one exporter under three names."""
+    from scrapy.exporters import CsvItemExporter, JsonLinesItemExporter
+    from scrapy.utils.misc import load_object
+
+    exporters = settings.getwithbase("FEED_EXPORTERS")
     for uri, options in settings.getdict("FEEDS").items():
         uri = str(uri)
         path = uri[len("file://"):] if uri.startswith("file://") else uri
-        fmt = (options or {}).get("format")
-        if "://" in path or fmt not in ("jsonlines", "csv") or not os.path.isfile(path):
+        exporter = exporters.get((options or {}).get("format"))
+        if "://" in path or not exporter or not os.path.isfile(path):
             continue
-        yield uri, path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
+        exporter = load_object(exporter)
+        fmt = ("jsonlines" if issubclass(exporter, JsonLinesItemExporter)
+               else "csv" if issubclass(exporter, CsvItemExporter) else None)
+        if fmt:
+            yield uri, path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
 
 
 def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
