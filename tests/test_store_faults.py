@@ -16,8 +16,10 @@ a retried transaction.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
+import threading
 import uuid
 from pathlib import Path
 
@@ -25,6 +27,8 @@ import pytest
 import sqlalchemy as sa
 
 from dbfixtures import PG_URL, _with_search_path
+from structcrawl.store.schema import make_engine
+from structcrawl.store.writer import bulk_insert
 from test_resume import cli_crawl_cmd, committed, demo, job_info, partition, reference, run, wait_for  # noqa: F401
 
 FAULT_AFTER = 40  #: pages fetched before the database breaks
@@ -174,6 +178,51 @@ def test_postgres_connection_killed_is_retried(demo, reference, pg_role, tmp_pat
     assert model["crawl"]["stop_reason"] == "finished" and partition(model) == partition(reference)
     info = job_info(db)
     assert info.status == "finished" and info.counts["pages"] == model["crawl"]["pages_modelled"]
+
+
+@pytest.mark.parametrize("write", ["copy", "executemany"])
+def test_a_session_the_server_ends_mid_write_is_dropped_and_the_write_retried(pg_role, caplog, write):
+    """The server ends the session while a write runs (a trigger makes each row take 0.2 s there): the
+    page rows' COPY (a driver call) and a Core executemany each raise SQLAlchemy's OperationalError,
+    which the writer retries, and the connection is dropped, not rolled back into the pool (SQLAlchemy
+    logs that failed rollback with a traceback, as a CI run of the retry test above once showed)."""
+    db, admin, role = pg_role
+    engine = make_engine(db)
+    table = sa.Table("rows", sa.MetaData(), sa.Column("n", sa.Integer), sa.Column("text", sa.Text))
+    with engine.begin() as conn:
+        table.create(conn)
+        conn.execute(sa.insert(table), [{"n": n, "text": "x"} for n in range(5)])
+        conn.exec_driver_sql("CREATE FUNCTION slow() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(0.2); "
+                             "RETURN NEW; END $$ LANGUAGE plpgsql")
+        conn.exec_driver_sql("CREATE TRIGGER slow BEFORE INSERT OR UPDATE ON rows FOR EACH ROW EXECUTE FUNCTION slow()")
+    ended: list[int] = []
+
+    def end_the_running_session() -> None:
+        active = f"SELECT count(*) FROM pg_stat_activity WHERE usename = '{role}' AND state = 'active'"
+        while not ended:
+            with admin.connect() as conn:
+                if conn.exec_driver_sql(active).scalar():
+                    ended.append(_terminate(admin, role))
+
+    killer = threading.Thread(target=end_the_running_session)
+    try:
+        with caplog.at_level(logging.ERROR, logger="sqlalchemy.pool"):
+            with pytest.raises(sa.exc.OperationalError), engine.begin() as conn:
+                killer.start()
+                if write == "copy":
+                    bulk_insert(conn, table, [(n, "a") for n in range(5, 10)])
+                else:
+                    conn.execute(sa.update(table).where(table.c.n == sa.bindparam("k")).values(text="b"),
+                                 [{"k": n} for n in range(5)])
+            killer.join()
+        assert ended and ended[0] >= 1
+        assert [r.getMessage() for r in caplog.records if r.name.startswith("sqlalchemy")] == []
+        with engine.begin() as conn:  # the next transaction has a new session; nothing of the broken one stayed
+            assert conn.execute(sa.select(table.c.n).where(table.c.text == "x")).scalars().all() == list(range(5))
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 5
+    finally:
+        ended.append(0)
+        engine.dispose()
 
 
 def test_a_job_with_a_single_committed_page_resumes_after_it(tmp_path):

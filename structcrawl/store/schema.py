@@ -262,6 +262,8 @@ def make_engine(url: str) -> Engine:
         engine = sa.create_engine(url, **kwargs)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
         raise StoreError(f"cannot use database URL {redact(url)}: {exc}") from None
+    if backend == "postgresql":
+        event.listen(engine, "handle_error", _server_ended_the_session)
     if backend == "sqlite":
 
         @event.listens_for(engine, "connect")
@@ -274,6 +276,25 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
     return engine
+
+
+#: SQLSTATE classes of a session the server ended or lost: connection exceptions, operator
+#: intervention (``pg_terminate_backend``: 57P01, a server shutting down)
+SESSION_ENDED_SQLSTATES = ("08", "57P")
+
+
+def session_ended(exc: BaseException) -> bool:
+    """A PostgreSQL error that ends the session (the connection is useless, the server may be fine)."""
+    return (getattr(exc, "sqlstate", None) or "").startswith(SESSION_ENDED_SQLSTATES)
+
+
+def _server_ended_the_session(context: sa.engine.ExceptionContext) -> None:
+    # psycopg calls a connection broken only once it reads the closed socket; the server's FATAL
+    # message can come first (inside an executemany's pipeline), SQLAlchemy then keeps the
+    # connection, resets it on return to its pool and logs the failed rollback with a traceback.
+    # A disconnect is invalidated instead (SQLAlchemy's documented handle_error hook).
+    if session_ended(context.original_exception):
+        context.is_disconnect = True
 
 
 def _describe_connect_error(url: str, exc: BaseException) -> str:

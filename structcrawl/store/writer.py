@@ -467,11 +467,19 @@ def bulk_insert(conn: Connection, table: sa.Table, rows: list[tuple]) -> int:
         cols = ", ".join(dialect.identifier_preparer.quote(n) for n in names)
         target = dialect.identifier_preparer.format_table(table)
         raw = conn.connection.driver_connection
-        with raw.cursor() as cur:
-            with cur.copy(f"COPY {target} ({cols}) FROM STDIN") as copy:
-                write = copy.write_row
-                for row in rows:
-                    write(row)
+        statement = f"COPY {target} ({cols}) FROM STDIN"
+        try:
+            with raw.cursor() as cur:
+                with cur.copy(statement) as copy:
+                    write = copy.write_row
+                    for row in rows:
+                        write(row)
+        except dialect.dbapi.Error as exc:
+            # the driver's own call: SQLAlchemy neither wraps its error (the writer retries
+            # sa.exc.OperationalError) nor drops a connection the server ended
+            if raw.broken or raw.closed or S.session_ended(exc):
+                conn.invalidate(exc)
+            raise sa.exc.DBAPIError.instance(statement, None, exc, dialect.dbapi.Error) from None
         return len(rows)
     if dialect.name == "sqlite":
         procs = _processors(table, dialect)
