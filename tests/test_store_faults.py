@@ -173,7 +173,7 @@ def test_postgres_connection_killed_is_retried(demo, reference, pg_role, tmp_pat
     rc, stderr, first = break_mid_crawl(demo, cmd, tmp_path, lambda: killed.append(_terminate(admin, role)))
     assert killed and killed[0] >= 1
     assert rc == 0, stderr[-3000:]
-    assert "Traceback" not in stderr and "store_error" not in stderr
+    assert "Traceback" not in stderr and "store_error" not in stderr, stderr[-6000:]
     model = json.loads(out.read_text(encoding="utf-8"))
     assert model["crawl"]["stop_reason"] == "finished" and partition(model) == partition(reference)
     info = job_info(db)
