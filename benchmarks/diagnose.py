@@ -46,7 +46,7 @@ from structcrawl.core import explorer as explorer_module  # noqa: E402
 from structcrawl.core import model as model_module  # noqa: E402
 from structcrawl.core import stability as stability_module  # noqa: E402
 from structcrawl.core.model import core_sections, site_chrome, told_apart, with_links_of_their_own  # noqa: E402
-from structcrawl.core.refine import nested  # noqa: E402
+from structcrawl.core.refine import kind_wrappers, nested, one_kind  # noqa: E402
 from structcrawl.core.stability import Check  # noqa: E402
 from structcrawl.core.unionfind import jaccard  # noqa: E402
 
@@ -120,6 +120,7 @@ def show_pairs(args: argparse.Namespace) -> None:
         model, refiner = self.model, self.refiner
         classes, chrome = model.classes, site_chrome(model)
         cores = {c: core_sections(k) for c, k in classes.items()}
+        kinds = kind_wrappers(cores.values(), chrome)
         prints = {c: k.fingerprint(refiner.occurrence) for c, k in classes.items()}
         sized = {c: max(1, len(with_links_of_their_own(model, k.members, chrome)[0])) for c, k in classes.items()}
         approved = [(a, b, round(s, 2)) for a, b, s in refiner.pairs(model, self.frontier)]
@@ -132,6 +133,7 @@ def show_pairs(args: argparse.Namespace) -> None:
             print(f"    {a} ({classes[a].size}) {b} ({classes[b].size}): similarity {similarity:.2f}, "
                   f"told apart {apart}, content shared {len((cores[a] & cores[b]) - chrome)}, "
                   f"nested {nested(cores[a], cores[b], chrome, min(classes[a].size, classes[b].size))}, "
+                  f"one kind {one_kind(cores[a], cores[b], chrome, kinds)}, "
                   f"splits again {refiner._splits_again(model, a, b, chrome)}, "
                   f"cores beyond the chrome {len(cores[a] - chrome)} / {len(cores[b] - chrome)}")
         refine_confirmed(self)

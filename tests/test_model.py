@@ -957,6 +957,42 @@ def test_classes_under_one_kind_s_wrapper_merge_though_their_cores_do_not_nest()
     assert Refiner().refine(m, f, update=5) == []
 
 
+def test_classes_under_one_kind_s_wrapper_merge_though_each_has_a_section_of_its_own():
+    """AsciiDoc names a document's doctype on its body (``body.article``, ``body.manpage``), and its
+    articles write links wherever their prose puts them: the articles linking from their preamble
+    and those linking from a section's lists each show a section the other never does, so
+    ``told_apart`` holds and refinement kept git's 46 articles in four classes.  Under one kind's
+    wrapper the generator names the kind: the two merge; the manual pages, under another wrapper,
+    stay apart, and so do the two groups where one wrapper is on every page (it names no kind)."""
+    from structcrawl.core.refine import Refiner, kind_wrappers, one_kind
+    from structcrawl.core.split import told_apart_members
+
+    chrome = "nav"  # the navigation every page shows (with_other_types_cocited's types too)
+    tags = [f"html/body/div#content/p{i}" for i in range(6)]
+
+    def pages(prefix, n, own, kind):
+        return [Page(f"{prefix}{i}", frozenset({chrome, f"html/{kind}/div#content/{own}"}), 2,
+                     frozenset(tags + [f"html/{kind}/{prefix}{k}" for k in range(3)])) for i in range(n)]
+
+    def model(article, manpage):
+        m = SiteModel()
+        m._add_to(m.new_class(), pages("pre", 8, "div#preamble/div.paragraph/p/a", article))
+        m._add_to(m.new_class(), pages("sec", 8, "div.sect1/div.ulist/ul/li/p/a", article))
+        m._add_to(m.new_class(), pages("man", 10, "div.sect1/div.dlist/dl/dd/p/a", manpage))
+        return with_other_types_cocited(m, "pre0", "sec0")
+
+    m, f = model("body.article", "body.manpage")
+    cores = {cid: core_sections(cls) for cid, cls in m.classes.items()}
+    assert told_apart(m.classes[0].path_counts, 8, m.classes[1].path_counts, 8, chrome={chrome})
+    kinds = kind_wrappers(cores.values(), {chrome})
+    assert {"html/body.article", "html/body.manpage"} <= kinds
+    assert one_kind(cores[0], cores[1], {chrome}, kinds) and not one_kind(cores[0], cores[2], {chrome}, kinds)
+    assert [(x.kept, x.merged) for x in Refiner().refine(m, f, update=5)] == [(0, 1)]
+    assert told_apart_members(m, 0) is None  # and the regroup does not split them again
+    m, f = model("body.doc", "body.doc")  # one wrapper on every page: no kind named
+    assert Refiner().refine(m, f, update=5) == []
+
+
 def test_classes_whose_cores_are_all_the_chrome_merge_where_most_classes_are_so():
     """Node.js's API docs are one template filled with Markdown: every class's core sections are
     the site's chrome (the sections most classes show: with one type, its core), so no two classes

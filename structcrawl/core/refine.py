@@ -33,7 +33,9 @@ reached from many places.  Two classes are merged when
    collection on ≥ 90 % of its members that the other never shows (twice or
    more in all: ``model.told_apart``, the rule the model update obeys too),
    they are two templates, not one with optional sections (the demo's news
-   index with its pager vs the month archive, fingerprints 0.82 alike); and
+   index with its pager vs the month archive, fingerprints 0.82 alike) — unless
+   both lie under one kind's wrapper (``one_kind``), where the generator names
+   the kind and sections of their own are where prose put its links; and
 5. the class they would make holds **no group the next check would split
    off again** (``told_apart_group``, the regroup's rule).  The veto above
    compares the two classes as they stand; one stray page in the smaller
@@ -169,9 +171,10 @@ def kind_wrappers(cores: Iterable[frozenset[str]], chrome: set[str]) -> set[str]
 
 
 def one_kind(a: frozenset[str], b: frozenset[str], chrome: set[str], kinds: set[str]) -> bool:
-    """Both cores share a content section and lie under one kind's wrapper (``kind_wrappers``)."""
+    """Both cores lie under one kind's wrapper (``kind_wrappers``), whatever content sections they
+    share: the generator names the kind, prose puts its links where it likes (docs/design.md, item 48)."""
     w = kind_wrapper(a, chrome)
-    return w is not None and w in kinds and w == kind_wrapper(b, chrome) and bool((a & b) - chrome)
+    return w is not None and w in kinds and w == kind_wrapper(b, chrome)
 
 
 @dataclass(frozen=True)
@@ -225,8 +228,9 @@ class Refiner:
         for a, b in combinations(sorted(classes), 2):
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
-            if told_apart(classes[a].path_counts, sized[a], classes[b].path_counts, sized[b],
-                          chrome=shared_by_most):
+            # sections of their own are content, not two templates, under one kind's wrapper
+            if not one_kind(cores[a], cores[b], shared_by_most, kinds) and told_apart(
+                    classes[a].path_counts, sized[a], classes[b].path_counts, sized[b], chrome=shared_by_most):
                 continue
             # page skeletons alike are one template only where the links agree on some content
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
