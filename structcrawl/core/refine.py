@@ -229,8 +229,9 @@ class Refiner:
             small = min(classes[a].size, classes[b].size) < self.min_members
             sim = jaccard(prints[a], prints[b])
             # sections of their own are content, not two templates, under one kind's wrapper
-            if not one_kind(cores[a], cores[b], shared_by_most, kinds) and told_apart(
-                    classes[a].path_counts, sized[a], classes[b].path_counts, sized[b], chrome=shared_by_most):
+            same_kind = one_kind(cores[a], cores[b], shared_by_most, kinds)
+            if not same_kind and told_apart(classes[a].path_counts, sized[a], classes[b].path_counts, sized[b],
+                                            chrome=shared_by_most):
                 continue
             # page skeletons alike are one template only where the links agree on some content
             # section too: rustdoc's item kinds share one skeleton and nothing but the chrome
@@ -239,7 +240,7 @@ class Refiner:
             if (sim >= (TWIN_SIMILARITY if small else self.similarity) and (content or frame_only)) or (
                     not small and sim >= NESTED_SIMILARITY and (nested(
                         cores[a], cores[b], shared_by_most, min(classes[a].size, classes[b].size))
-                        or one_kind(cores[a], cores[b], shared_by_most, kinds))):
+                        or same_kind)):
                 alike[(a, b)] = sim
         if not alike:
             return []
