@@ -136,16 +136,16 @@ def _local_feeds(settings: BaseSettings) -> Iterator[tuple[str, str, str, str]]:
 
     exporters = settings.getwithbase("FEED_EXPORTERS")
     for uri, options in settings.getdict("FEEDS").items():
-        uri = str(uri)
+        uri, options = str(uri), options or {}
         path = uri[len("file://"):] if uri.startswith("file://") else uri
-        exporter = exporters.get((options or {}).get("format"))
+        exporter = exporters.get(options.get("format"))
         if "://" in path or not exporter or not os.path.isfile(path):
             continue
         exporter = load_object(exporter)
         fmt = ("jsonlines" if issubclass(exporter, JsonLinesItemExporter)
                else "csv" if issubclass(exporter, CsvItemExporter) else None)
         if fmt:
-            yield uri, path, fmt, (options or {}).get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
+            yield uri, path, fmt, options.get("encoding") or settings.get("FEED_EXPORT_ENCODING") or "utf-8"
 
 
 def written_urls(settings: BaseSettings, urls: Iterable[str]) -> set[str]:
