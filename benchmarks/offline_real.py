@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+from structcrawl.analysis.classify import UnseenGroups  # noqa: E402
 from structcrawl.analysis.metrics import evaluate  # noqa: E402
 from structcrawl.core.explorer import run_offline  # noqa: E402
 from structcrawl.core.features import extract  # noqa: E402
@@ -87,10 +88,12 @@ def run(corpus: str, strategy: str, confusion: bool = False, inflight: int = 0, 
     wall = time.monotonic() - t0
     model = explorer.model
     assigned = {}
+    unseen = UnseenGroups(model.reference().skeleton)  # as structcrawl classify groups pages that fit no class
     for p in truth:
         with open(os.path.join(root, p), "rb") as fh:
             feats = extract(fh.read(), BASE + quote(p))
-        assigned[p] = model.classify(*model.spelled(feats.collections), feats.element_paths)[0]
+        cid = model.classify(*model.spelled(feats.collections), feats.element_paths)[0]
+        assigned[p] = ("unseen", unseen.group(feats.element_paths)) if cid is None else cid
     res = evaluate(assigned, truth)
     # classification agrees with the model's own membership (issue 13: >= 99 %)
     members = {offline_path(u): c for u, c in model.page_class.items()}

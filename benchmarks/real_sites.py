@@ -156,7 +156,8 @@ def run_one(corpus: str, strategy: str, tmp: Path, log, settings: list[str] = ()
     for line in assigned_path.read_text().splitlines():
         rec = json.loads(line)
         rel = os.path.relpath(rec["input"], root).replace(os.sep, "/")
-        assigned[rel] = rec.get("class")
+        cls = rec.get("class")
+        assigned[rel] = ("unseen", rec["unseen"]) if cls is None and "unseen" in rec else cls
     res = evaluate({p: assigned.get(p) for p in truth}, truth)
     # classification agrees with the model's own membership (every member that is a file of the site)
     members = {unquote(urlsplit(u).path).lstrip("/"): c["id"] for c in doc["classes"] for u in c["members"]}

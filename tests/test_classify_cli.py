@@ -99,6 +99,47 @@ def test_local_files_get_base_url_plus_relative_path(model_path, model, server, 
     assert_one_classified(res, model, server, "/book/3.html")
 
 
+def foreign_page(kind: str, i: int) -> bytes:
+    """A page of a type the demo site does not have: a Javadoc class page or an AsciiDoc manpage."""
+    if kind == "javadoc":
+        rows = "".join(f'<tr><td class="colFirst"><a href="m{i}{j}.html">m{j}</a></td>'
+                       '<td class="colLast"><div class="block">d</div></td></tr>' for j in range(5))
+        return (f'<html><head><title>C{i}</title></head><body><div class="header"><h2 class="title">Class C{i}'
+                '</h2></div><div class="contentContainer"><ul class="inheritance"><li><a href="o.html">Object</a>'
+                f'</li></ul><table class="memberSummary">{rows}</table><div class="details"><ul class="blockList">'
+                '<li class="blockList"><h4>m</h4><pre>void m()</pre></li></ul></div></div></body></html>').encode()
+    return (f'<html><head><title>M{i}</title></head><body class="manpage"><div id="header"><h1>cmd{i}(1)</h1>'
+            '</div><div class="sect1"><h2>NAME</h2><div class="sectionbody"><div class="paragraph"><p>cmd - x '
+            f'<a href="see{i}.html">see</a></p></div></div></div><div class="sect1"><h2>SYNOPSIS</h2>'
+            '<div class="verseblock"><pre class="content">cmd</pre></div></div></body></html>').encode()
+
+
+def test_pages_that_fit_no_class_are_grouped_by_kind_in_input_order(model_path, server, tmp_path):
+    """Two kinds of page the crawl never saw, interleaved with a page it knows, classified by four
+    threads: each fits no class, and the pages of one kind share their ``unseen`` group, numbered
+    in input order whatever order the threads finish in; ``structcrawl evaluate`` scores each
+    group as one cluster."""
+    order = [("javadoc", 0), ("manpage", 0), ("javadoc", 1), ("book", 3), ("manpage", 1), ("javadoc", 2)]
+    files = []
+    for kind, i in order:
+        f = tmp_path / f"{kind}{i}.html"
+        f.write_bytes(SITE.render(f"/book/{i}.html")[2] if kind == "book" else foreign_page(kind, i))
+        files.append(str(f))
+    res = classify(model_path, "--base-url", server + "/", "--root", str(tmp_path), "--jobs", "4", *files)
+    assert res.returncode == 0, res.stderr
+    records = lines(res)
+    assert [r.get("unseen") for r in records] == [1, 2, 1, None, 2, 1]
+    assert [r["class"] is None for r in records] == [True, True, True, False, True, True]
+    (tmp_path / "assigned.jsonl").write_text(res.stdout)
+    (tmp_path / "truth.csv").write_text("url,class\n" + "".join(
+        f"{r['url']},{kind}\n" for r, (kind, _i) in zip(records, order)))
+    res = structcrawl("evaluate", "--assignments", str(tmp_path / "assigned.jsonl"),
+                      "--truth", str(tmp_path / "truth.csv"), "--json")
+    assert res.returncode == 0, res.stderr
+    scores = json.loads(res.stdout)
+    assert scores["fstar"] == 1.0 and scores["unassigned"] == 0
+
+
 def test_base_url_defaults_to_the_model_start_url(model_path, model, server, tmp_path):
     status, _h, body = SITE.render("/author/5")
     (tmp_path / "author").mkdir()

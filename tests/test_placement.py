@@ -222,3 +222,19 @@ def test_a_kind_joining_a_few_pages_with_links_keeps_its_class_id():
     assert {assignment[p.url] for p in bare + rich} == {0}
     assert sum(1 for u, c in assignment.items() if c != model.page_class[u]) == 3
     assert {assignment[p.url] for p in commands(6)} == {2}
+
+
+
+def test_unseen_pages_alike_only_in_the_site_s_frame_are_two_kinds():
+    """``UnseenGroups`` compares as the placement does: the site's frame is left out, so a notice and
+    a figure page the model never saw, 0.6 alike by the frame they share, are two kinds; a second
+    figure page joins the first."""
+    from structcrawl.analysis.classify import UnseenGroups
+
+    notice = frozenset(SKELETON + ("html/body/div.msg/p", "html/body/div.msg/p/em"))
+    figures = [frozenset(SKELETON + ("html/body/div.fig/img", "html/body/div.fig/p", extra))
+               for extra in ("html/body/div.fig/p/em", "html/body/div.fig/p/code")]
+    framed = UnseenGroups(frozenset(SKELETON))
+    assert [framed.group(p) for p in (notice, *figures)] == [1, 2, 2]
+    frameless = UnseenGroups()  # the frame counted: the notice is 0.55 like the first figure page
+    assert [frameless.group(p) for p in (notice, *figures)] == [1, 1, 1]

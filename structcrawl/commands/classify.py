@@ -12,7 +12,10 @@ Output: one JSON line per input, in input order::
     {"input": "…", "url": "…", "class": 3, "cost": 41.6}
 
 ``class`` and ``cost`` are :class:`structcrawl.analysis.classify.Classifier`'s
-(class null when no class fits better than a class of its own).  An input that
+(class null when no class fits better than a class of its own).  A page that
+fits no class also gets ``"unseen": k``: the pages that fit no class grouped by
+kind in input order (:class:`structcrawl.analysis.classify.UnseenGroups`), so
+pages of one type the crawl never reached share their k.  An input that
 cannot be read, fetched or parsed as HTML gives ``"class": null, "cost": null``
 and an ``"error"`` message; the exit status is then 1 (0 when every input was
 classified, 2 for a bad model file or arguments).
@@ -38,8 +41,9 @@ from typing import IO
 from urllib.parse import quote, urljoin, urlsplit
 
 from structcrawl import __version__
-from structcrawl.analysis.classify import Classifier
+from structcrawl.analysis.classify import Classifier, UnseenGroups
 from structcrawl.commands.errors import CommandError
+from structcrawl.core.features import extract
 from structcrawl.core.urls import normalize_url
 from structcrawl.sitemodel import LoadedModel, ModelFormatError, load_model
 
@@ -142,24 +146,46 @@ def classify_one(classifier: Classifier, reader: PageReader, item: str) -> dict:
         final, body, ctype = reader.read(item)
         url = normalize_url(final) or final
         record["url"] = url
-        cls, cost = classifier.classify(body, url, ctype)
+        features = extract(body, url, ctype)
+        cls, cost = classifier.classify_features(features)
     except InputError as exc:
         record["error"] = str(exc)
         return record
     record["class"] = cls
     record["cost"] = round(cost, 6) + 0.0
+    if cls is None:
+        record[ELEMENT_PATHS] = features.element_paths  # grouped in input order (``unseen_in_order``)
     return record
 
 
+#: A record's element paths, from ``classify_one`` to ``unseen_in_order``; never written.
+ELEMENT_PATHS = "_element_paths"
+
+
+def unseen_in_order(groups: UnseenGroups) -> Callable[[dict], None]:
+    """``classify_stream``'s ``in_order`` step: a page that fits no class gets its unseen group."""
+
+    def step(record: dict) -> None:
+        paths = record.pop(ELEMENT_PATHS, None)
+        if paths is not None:
+            record["unseen"] = groups.group(paths)
+
+    return step
+
+
 def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out: IO[str],
-                    jobs: int = 8, command: str = "classify") -> tuple[int, int]:
-    """Write ``record_of(input)`` of each of ``inputs`` as JSON lines on ``out``, in order; (inputs, errors)."""
+                    jobs: int = 8, command: str = "classify",
+                    in_order: Callable[[dict], None] | None = None) -> tuple[int, int]:
+    """Write ``record_of(input)`` of each of ``inputs`` as JSON lines on ``out``, in order; (inputs, errors).
+    ``in_order``: a step on each record in input order, before it is written (the pool classifies out of order)."""
     n = errors = 0
     window: deque[Future] = deque()
     limit = max(1, jobs) * 4
 
     def emit(record: dict) -> None:
         nonlocal n, errors
+        if in_order is not None:
+            in_order(record)
         n += 1
         if "error" in record:
             errors += 1
@@ -183,11 +209,12 @@ def classify_stream(record_of: Callable[[str], dict], inputs: Iterable[str], out
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_pages(args, lambda model, reader: partial(classify_one, Classifier(model), reader), "classify")
+    return run_pages(args, lambda model, reader: partial(classify_one, Classifier(model), reader), "classify",
+                     lambda model: unseen_in_order(UnseenGroups(model.site_model.reference().skeleton)))
 
 
 def run_pages(args: argparse.Namespace, make_record_of: Callable[[LoadedModel, PageReader], Callable[[str], dict]],
-              command: str) -> int:
+              command: str, make_in_order: Callable[[LoadedModel], Callable[[dict], None]] | None = None) -> int:
     """``classify`` and ``extract``: check the arguments, then one JSON line per input from ``make_record_of``."""
     try:
         model = load_model(args.model)
@@ -213,7 +240,8 @@ def run_pages(args: argparse.Namespace, make_record_of: Callable[[LoadedModel, P
     else:
         fh = sys.stdout
     try:
-        _n, errors = classify_stream(record_of, iter_inputs(args.inputs), fh, jobs=args.jobs, command=command)
+        _n, errors = classify_stream(record_of, iter_inputs(args.inputs), fh, jobs=args.jobs, command=command,
+                                     in_order=make_in_order(model) if make_in_order else None)
     except BrokenPipeError:
         return 0
     finally:

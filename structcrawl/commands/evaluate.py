@@ -98,6 +98,9 @@ def load_truth(path: str) -> dict[str, str]:
 def load_assignments(path: str, relative: bool = False) -> dict[str, Hashable | None]:
     """Read JSON lines ``{"url": …, "class": …, …}`` (``-`` = stdin) → {url: class or None}.
 
+    A null class with ``"unseen": k`` (``structcrawl classify``'s group of pages that fit no
+    class) is the cluster ``("unseen", k)``; a null class without it is unassigned.
+
     Other keys are ignored, blank lines skipped; a url listed twice keeps its
     last class.  With ``relative``, urls are reduced to their path+query.
     Raises ``CommandError`` (with the line number) on malformed lines.
@@ -128,6 +131,11 @@ def load_assignments(path: str, relative: bool = False) -> dict[str, Hashable | 
                 cls = obj["class"]
                 if isinstance(cls, (list, dict)):
                     raise CommandError(f"{name}: line {lineno}: \"class\" must be a string, number or null")
+                if cls is None and "unseen" in obj:
+                    group = obj["unseen"]
+                    if not isinstance(group, int) or isinstance(group, bool):
+                        raise CommandError(f"{name}: line {lineno}: \"unseen\" must be an integer")
+                    cls = ("unseen", group)
                 assigned[_path_query(url) if relative else url] = cls
         except UnicodeDecodeError:
             raise CommandError(f"{name}: line {lineno + 1}: not UTF-8 text") from None

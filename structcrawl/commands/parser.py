@@ -109,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Score assignments (JSON lines {\"url\":…, \"class\":…}) against a url,class "
         "truth CSV: F*, entropy, purity, adjusted Rand index, pairwise precision/recall. A page "
         "present in the truth but absent from the assignments, or assigned null, counts as a "
-        "singleton cluster of its own. When truth URLs are relative (/path?query), assignment "
-        "URLs are compared on their path and query only.",
+        "singleton cluster of its own; a null class with \"unseen\": k (structcrawl classify's "
+        "group of pages that fit no class) is the cluster of group k. When truth URLs are relative "
+        "(/path?query), assignment URLs are compared on their path and query only.",
     )
     p.add_argument("--assignments", required=True, metavar="FILE", help="JSON lines with url and class ('-' for stdin)")
     p.add_argument("--truth", required=True, metavar="TRUTH.csv", help="url,class CSV")
