@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from structcrawl.analysis.classify import Classifier
+from structcrawl.analysis.classify import Classifier, UnseenGroups
 from structcrawl.analysis.metrics import evaluate
 from structcrawl.commands.crawl import check_crawl_result
 from structcrawl.commands.errors import CommandError
+from structcrawl.core.features import extract
 from structcrawl.crawling.runner import CrawlError, parse_setting_overrides, run_structure_crawl
 from structcrawl.demo.server import start_in_thread
 from structcrawl.demo.site import DemoSite
@@ -24,9 +25,12 @@ from structcrawl.sitemodel import ModelFormatError, load_model
 
 
 def score_against_truth(model, site, base_url: str) -> dict:
+    """Every page of the site classified, as ``structcrawl classify`` does (pages that fit no class
+    grouped by kind), scored against the site's truth."""
     classifier = Classifier(model)
+    unseen = UnseenGroups(model.site_model.reference().skeleton)
     truth: dict[str, str] = {}
-    assigned: dict[str, int | None] = {}
+    assigned: dict[str, int | tuple[str, int] | None] = {}
     for path_qs, cls in site.truth():
         url = base_url + path_qs
         truth[url] = cls
@@ -34,7 +38,9 @@ def score_against_truth(model, site, base_url: str) -> dict:
         if status != 200:
             assigned[url] = None
             continue
-        assigned[url] = classifier.classify(body, url, headers.get("Content-Type"))[0]
+        features = extract(body, url, headers.get("Content-Type"))
+        cls = classifier.classify_features(features)[0]
+        assigned[url] = ("unseen", unseen.group(features.element_paths)) if cls is None else cls
     return evaluate(assigned, truth)
 
 
