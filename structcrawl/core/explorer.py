@@ -353,8 +353,8 @@ class Explorer:
 
         The pages modelled since the last check were placed one batch at a time and never
         regrouped: a finished crawl would end with them where arrival put them.  Git's
-        nine link-less articles arrive last; Node.js's crawls end with 4–6 classes for 1–3
-        types, F* 0.834–0.898, and 0.925–0.966 with this step (docs/design.md, item 49).
+        nine link-less articles arrive last; Node.js's module pages, one template, ended split
+        over three classes, F* 0.834–0.898, and 0.925–0.966 with this step (docs/design.md, item 49).
         The crawl's end, not a check: the stop rule is not fed."""
         self._regroup()
         if self.refiner:
