@@ -167,32 +167,6 @@ def test_the_offline_loop_with_urls_in_flight_learns_what_the_spider_learns(demo
     assert [(p.pages, p.classes) for p in sequential.history] != [p[1:] for p in offline]
 
 
-def test_a_crawl_that_runs_out_of_links_ends_regrouped_and_exports_that_model(tmp_path):
-    """When the frontier runs dry the pages modelled since the last check are regrouped and the
-    model refined once more (``Explorer.finish``): by the spider as by ``run_offline``, and by
-    the store's replay, so ``structcrawl export`` gives the model the crawl wrote.  The demo's
-    seed 1, sparsest, one request at a time: without it the author class ends with two search
-    pages that arrived after the last check."""
-    demo = Demo(DemoSite(pages=600, seed=1))
-    try:
-        db = f"sqlite:///{tmp_path / 'crawl.db'}"
-        _res, model = crawl(demo.url, tmp_path, "--strategy", "sparsest", "--stop", "exhaust", "--members",
-                            "--db", db, "-s", "CONCURRENT_REQUESTS=1")
-        explorer = run_offline(Recorder(demo.site), demo.url, strategy="sparsest", stop="exhaust", inflight=2)
-        truth = {demo.base + path: kind for path, kind in demo.site.truth()}
-        assert model["crawl"]["stop_reason"] == "finished"
-        classes: dict[int, set[str]] = {}
-        for url, cid in explorer.model.page_class.items():
-            classes.setdefault(cid, set()).add(url)
-        assert {frozenset(c["members"]) for c in model["classes"]} == set(map(frozenset, classes.values()))
-        assert all(len({truth[u] for u in c["members"]}) == 1 for c in model["classes"])
-        res = run([PYTHON, "-m", "structcrawl", "export", "--db", db, "-o", "exported.json"], cwd=tmp_path)
-        assert res.returncode == 0, res.stderr[-3000:]
-        assert (tmp_path / "exported.json").read_bytes() == (tmp_path / "model.json").read_bytes()
-    finally:
-        demo.close()
-
-
 # ---------------------------------------------------------------------------
 # Scope, robots.txt, redirects, dupefilter: a whole small site, stop=exhaust
 # ---------------------------------------------------------------------------

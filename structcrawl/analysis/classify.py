@@ -44,7 +44,7 @@ class UnseenGroups:
     placement's measure (``structcrawl.core.placement``: Jaccard similarity with the site's
     skeleton left out, at least ``PLACE_SIMILARITY``; ties: the earlier group) — else it opens a
     group.  Groups are numbered from 1 in order of their first page.  Single linkage as the pages
-    come: two groups that a later page would bridge stay two.  docs/design.md, item 50.
+    come: two groups that a later page would bridge stay two.  docs/design.md, item 49.
 
     * ``group(element_paths)`` -> int: the group of the next page that fits no class.
     """

@@ -115,8 +115,6 @@ class Explorer:
     * ``replay(batch, pages, failed)``: re-run a stored completed batch; the
       step is deterministic, so replaying a crawl's batches in order rebuilds
       its model, frontier and stop-rule state exactly (resume).
-    * ``finish()``: the frontier ran dry before the stop rule fired (a ``finished`` crawl, or
-      any crawl with ``stop=exhaust``): the last regroup and refinement.
     * ``classify(features)`` -> (class id | None, bits): a page against the model.
     """
 
@@ -348,18 +346,6 @@ class Explorer:
         self._checked = (dict(now), len(now))
         self._found_at_check = self.frontier.mark()
 
-    def finish(self) -> None:
-        """The frontier ran dry: regroup and refine once more, as the stop rule's check does.
-
-        The pages modelled since the last check were placed one batch at a time and never
-        regrouped: a finished crawl would end with them where arrival put them.  Git's
-        nine link-less articles arrive last; Node.js's module pages, one template, ended split
-        over three classes, F* 0.834–0.898, and 0.925–0.966 with this step (docs/design.md, item 49).
-        The crawl's end, not a check: the stop rule is not fed."""
-        self._regroup()
-        if self.refiner:
-            self.merges.extend(self.refiner.refine(self.model, self.frontier, self.updates))
-
     def _place_audited(self, page: Page) -> Decision:
         """An audited page joins the class predicted on its arrival when that class describes it
         (lacks fewer than ``MISSING_SECTIONS`` of its sections), else a class of its own, and its
@@ -577,6 +563,4 @@ def run_offline(
         if max_pages is not None and fetched >= max_pages:
             break
         top_up()
-    if not out and not (stop == "stable" and explorer.stable) and (max_pages is None or fetched < max_pages):
-        explorer.finish()
     return explorer

@@ -497,8 +497,6 @@ class StructureSpider(scrapy.Spider):
         reason = self._advance()
         if not reason and self.ledger.outstanding:
             raise DontCloseSpider
-        if not reason:  # the frontier ran dry
-            self.explorer.finish()
         reason = reason or "finished"
         self.close_reason = reason
         if self._items:

@@ -149,8 +149,6 @@ class CrawlStore:
             idle = conn.execute(sa.select(schema.jobs.c.idle_after).where(schema.jobs.c.id == info.id)).scalar()
             result = replay(explorer, iter_batches(conn, info.id, vocab), include_issued=include_issued,
                             idle_after=idle, on_step=on_step(explorer) if on_step else None)
-        if info.status == FINISHED and info.stop_reason == "finished":
-            explorer.finish()  # as the spider did when its frontier ran dry
         return info, explorer, result
 
     def export_document(self, name: str | None = None, members: bool | None = None) -> dict[str, Any]:
