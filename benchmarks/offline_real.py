@@ -93,7 +93,7 @@ def run(corpus: str, strategy: str, confusion: bool = False, inflight: int = 0, 
         with open(os.path.join(root, p), "rb") as fh:
             feats = extract(fh.read(), BASE + quote(p))
         cid = model.classify(*model.spelled(feats.collections), feats.element_paths)[0]
-        assigned[p] = ("unseen", unseen.group(feats.element_paths)) if cid is None else cid
+        assigned[p] = unseen.label(cid, feats.element_paths)
     res = evaluate(assigned, truth)
     # classification agrees with the model's own membership (issue 13: >= 99 %)
     members = {offline_path(u): c for u, c in model.page_class.items()}

@@ -47,11 +47,16 @@ class UnseenGroups:
     come: two groups that a later page would bridge stay two.  docs/design.md, item 49.
 
     * ``group(element_paths)`` -> int: the group of the next page that fits no class.
+    * ``label(class_id, element_paths)``: the class, or ``("unseen", group)`` when it is None.
     """
 
     def __init__(self, skeleton: Iterable[str] = ()) -> None:
         self.skeleton = frozenset(skeleton)
         self._sets: list[list[frozenset[str]]] = []  #: per group, the first GROUP_SETS distinct path sets
+
+    def label(self, class_id: int | None, element_paths: Iterable[str]) -> int | tuple[str, int]:
+        """A page's cluster for scoring: its class, else ``("unseen", its group)``."""
+        return ("unseen", self.group(element_paths)) if class_id is None else class_id
 
     def group(self, element_paths: Iterable[str]) -> int:
         paths = frozenset(element_paths) - self.skeleton

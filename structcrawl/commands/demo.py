@@ -39,8 +39,7 @@ def score_against_truth(model, site, base_url: str) -> dict:
             assigned[url] = None
             continue
         features = extract(body, url, headers.get("Content-Type"))
-        cls = classifier.classify_features(features)[0]
-        assigned[url] = ("unseen", unseen.group(features.element_paths)) if cls is None else cls
+        assigned[url] = unseen.label(classifier.classify_features(features)[0], features.element_paths)
     return evaluate(assigned, truth)
 
 
