@@ -616,6 +616,24 @@ def test_collections_waiting_since_the_last_check_come_first_once_the_model_is_o
     assert f.pop(size, found_before=mark).key == (0, "new/a")  # nothing waits: the usual order
 
 
+def test_a_collection_holding_the_stop_is_probed_with_two_urls_once_the_model_held():
+    """What is left to learn of it is whether it leads where the model does not predict: two
+    pages ask that (``SETTLED_PROBE_SIZE``); before the model held, a first probe takes
+    ``probe_size`` URLs."""
+    from structcrawl.core.frontier import SETTLED_PROBE_SIZE
+
+    f = Frontier("densest", probe_size=5)
+    for page in range(2):  # on both pages of class 0: it holds the stop while untried
+        f.add_links(0, {"sig/a": [f"u{page}{i}" for i in range(6)]})
+        f.add_links(0, {"body/a": [f"v{page}{i}" for i in range(6)]})
+    size = {0: 2}.get
+    held = f.pop(size, found_before=f.mark())
+    assert len(held.urls) == SETTLED_PROBE_SIZE == 2
+    assert f.untried(size) == 1
+    assert len(f.pop(size).urls) == 5  # the other, in the usual order: a probe of probe_size
+    assert len(f.pop(size, found_before=f.mark()).urls) == 10  # tried: a whole batch
+
+
 def test_classes_one_optional_section_apart_nest_and_two_types_do_not():
     from structcrawl.core.refine import nested
     chrome = {"nav/a"}

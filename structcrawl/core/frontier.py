@@ -41,6 +41,12 @@ from urllib.parse import urlsplit
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 
 STRATEGIES = ("densest", "sparsest")
+#: URLs a collection holding the stop untried is probed with once the model held (``pop`` with
+#: ``found_before``), instead of ``probe_size``: what is left to learn of it is whether it leads where
+#: the model does not predict; a page mispredicted restarts the window, and the collection, tried,
+#: gets ``batch_size`` URLs in its turn.  Two, not one: one "No usage of" stub of commons-math3, alone,
+#: was put where predicted (sparsest, 16 in flight: F* 0.990 -> 0.815; docs/design.md, item 50)
+SETTLED_PROBE_SIZE = 2
 
 
 def _draw_key(url: str, seed: int) -> int:
@@ -260,8 +266,9 @@ class Frontier:
     def pop(self, class_size: Callable[[int], int], found_before: int | None = None) -> Batch | None:
         """The next batch: up to ``batch_size`` not-yet-issued URLs of the top collection.
         With ``found_before``, the collections ``untried(class_size, found_before)`` counts
-        come first: the model is otherwise stable and only they hold the stop; without it a
-        stream of newer collections, each new page's own, would keep them waiting.
+        come first, each probed with ``SETTLED_PROBE_SIZE`` URLs: the model is otherwise stable
+        and only they hold the stop; without it a stream of newer collections, each new page's
+        own, would keep them waiting.
         """
         blocking = [] if found_before is None else [
             c for c in self.collections.values() if self._holds_stop(c, class_size, found_before)]
@@ -274,7 +281,7 @@ class Frontier:
                 best, best_prio = coll, prio
         if best is None:
             return self.pop(class_size) if blocking else None
-        size = self.batch_size if best.tried else self.probe_size
+        size = self.batch_size if best.tried else SETTLED_PROBE_SIZE if blocking else self.probe_size
         best.tried = True
         urls = []
         while best.cursor < len(best.urls) and len(urls) < size:
