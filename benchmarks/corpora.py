@@ -232,6 +232,21 @@ CORPORA = {
             ("all", r"^all\.html$"),
             ("module", r"^[^/]+\.html$"),
         ]),
+    "scala": dict(
+        package="scala-doc", version="2.11.12-5", generator="Scaladoc 2.11",
+        root="scala-doc/usr/share/doc/scala-2.11/api/library", entry="index.html", extra=True,
+        # one page per class, trait and object (an object's file ends in $), one per package, the
+        # members' index one page per initial letter; every entity page is one template, its kind
+        # in the signature: scored once more with classes and objects as one type
+        coarse={"class": "entity", "object": "entity"},
+        classes=[
+            ("index", r"^index\.html$"),
+            ("deprecated", r"^deprecated-list\.html$"),
+            ("member_index", r"^index/index-[^/]+\.html$"),
+            ("package", r"(^|/)package\.html$"),
+            ("object", r"\$\.html$"),
+            ("class", r"\.html$"),
+        ]),
     "octave": dict(
         package="octave-doc", version="7.3.0-2", generator="GNU Texinfo 6.8 (makeinfo)",
         root="octave-doc/usr/share/doc/octave/octave.html", entry="index.html", extra=True,
