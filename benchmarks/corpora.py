@@ -236,9 +236,10 @@ CORPORA = {
         package="scala-doc", version="2.11.12-5", generator="Scaladoc 2.11",
         root="scala-doc/usr/share/doc/scala-2.11/api/library", entry="index.html", extra=True,
         # one page per class, trait and object (an object's file ends in $), one per package, the
-        # members' index one page per initial letter; every entity page is one template, its kind
-        # in the signature: scored once more with classes and objects as one type
-        coarse={"class": "entity", "object": "entity"},
+        # members' index one page per initial letter; the generator names two entity templates in
+        # the body's class, "type" (classes, traits) and "value" (objects, packages): scored once
+        # more by those
+        coarse={"class": "type", "object": "value", "package": "value"},
         classes=[
             ("index", r"^index\.html$"),
             ("deprecated", r"^deprecated-list\.html$"),
