@@ -233,6 +233,39 @@ def test_a_collection_whose_links_all_fail_is_emptied():
     assert any(key[1].endswith("ul.dead/li/a") for key in explorer.traps)
 
 
+def test_a_directory_or_file_type_where_every_url_failed_is_not_fetched_again():
+    """Dead links spread over twelve collections, three each, into a subtree that is not
+    there (a sibling package not installed), and each page's JSON twin (not HTML): no
+    collection fails often enough to be a trap, but the directory and the file type do.
+    A live directory keeps its broken links fetched."""
+    base = "http://dead.test"
+    names = "red orange yellow green blue indigo violet black white grey brown pink".split()
+    lists = "".join(f"<ul class='{name}'><li><a href='/p/{k}'>p</a></li><li><a href='/p/x{k}'>broken</a></li>"
+                    f"<li><a href='/p/{k}.json'>json</a></li>"
+                    + "".join(f"<li><a href='/gone/{k}/{j}'>x</a></li>" for j in range(3)) + "</ul>"
+                    for k, name in enumerate(names))
+    home = f"<html><body>{lists}</body></html>".encode()
+    fetched = []
+
+    def fetch(url):
+        fetched.append(url)
+        path = url[len(base):]
+        if path == "/":
+            return url, home
+        if path.startswith("/p/") and "x" not in path and "." not in path:
+            return url, f"<html><body><h{1 + len(path) % 2}>page</h{1 + len(path) % 2}></body></html>".encode()
+        return None  # 404, or not HTML
+
+    explorer = run_offline(fetch, base + "/", stop="exhaust")
+    gone = [u for u in fetched if "/gone/" in u]
+    assert 10 <= len(gone) <= 12, gone  # the failures of the batch that made it ten, none after
+    assert 10 <= len([u for u in fetched if u.endswith(".json")]) <= 11
+    assert sorted(explorer.frontier.dead.found) == [base + "/*.json", base + "/gone/"]
+    assert len([u for u in fetched if "/p/x" in u]) == 12  # /p/ answered: its broken links are tried
+    assert len([u for u in fetched if u.startswith(base + "/p/") and "x" not in u and not u.endswith(".json")]) == 12
+    assert not explorer.traps
+
+
 # -- a small synthetic site: one template whose pages show optional sections ----------
 
 def _sectioned_site(items=1000, lists=40, seed=7):

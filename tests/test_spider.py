@@ -324,6 +324,52 @@ def test_every_request_is_accounted_for(tricky, tmp_path):
     assert model["crawl"]["pages_modelled"] == 10
 
 
+_COLOURS = "red orange yellow green blue indigo violet black white grey brown pink".split()
+
+
+class _MissingSubtree(BaseHTTPRequestHandler):
+    """A home page of twelve link lists, each a live page, a broken link beside it and three links
+    into ``/gone/`` (a sibling package not installed: 404)."""
+
+    protocol_version = "HTTP/1.1"
+    log: list = []
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        p = self.path
+        self.log.append(p)
+        if p == "/":
+            body = "".join(f'<ul class="{c}"><li><a href="/p/{k}">p</a></li><li><a href="/p/x{k}">x</a></li>'
+                           + "".join(f'<li><a href="/gone/{k}/{j}">g</a></li>' for j in range(3)) + "</ul>"
+                           for k, c in enumerate(_COLOURS))
+            status = 200
+        elif p.startswith("/p/") and "x" not in p:
+            body, status = f'<h1>{p}</h1><p><a href="/">home</a></p>', 200
+        else:
+            body, status = "not found", 404
+        data = f"<html><body>{body}</body></html>".encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_directory_whose_urls_all_fail_is_not_fetched_again(tmp_path):
+    _MissingSubtree.log = []
+    with serving_handler(_MissingSubtree) as base:
+        res, model = crawl(base + "/", tmp_path, "--stop", "exhaust", "-s", "CONCURRENT_REQUESTS=1",
+                           "-s", "RETRY_ENABLED=False")
+    gone = [p for p in _MissingSubtree.log if p.startswith("/gone/")]
+    assert 10 <= len(gone) < 20, gone  # ten failed, then only what was already handed out (of 36)
+    assert len([p for p in _MissingSubtree.log if p.startswith("/p/x")]) == 12  # /p/ answered: all tried
+    assert f"Dead region {base}/gone/: 10 or more of its URLs failed and none answered" in res.stderr
+    assert scrapy_stat(res.stderr, "structcrawl/dead_regions") == 1
+    assert model["crawl"]["stop_reason"] == "finished"
+
+
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------

@@ -71,6 +71,8 @@ class StepReport:
     decisions: tuple[Decision, ...]
     menu: bool
     stable: bool
+    #: regions the batch's failures made dead (``Frontier.dead``): their URLs are not handed out
+    dead_regions: tuple[str, ...] = ()
 
 
 class Scope:
@@ -223,8 +225,10 @@ class Explorer:
 
     def complete(self, batch: Batch, pages: Iterable[PageFeatures], failed: Iterable[str] = ()) -> StepReport:
         """Run the model step on the pages fetched for ``batch`` (failures simply missing)."""
-        failed = list(failed)
+        failed, pages = list(failed), list(pages)
         self.failed.update(failed)
+        gone = set(failed)
+        dead = self.frontier.dead.observe([u for u in batch.urls if u not in gone] + [f.url for f in pages], failed)
         fresh: list[PageFeatures] = []
         copies: list[str] = []  #: originals of the copies in this batch
         for feats in pages:
@@ -279,7 +283,7 @@ class Explorer:
             self.check()
         self.history.append(LearningPoint(self.updates, len(self.model.pages), len(self.model.classes),
                                           round(self.model.mdl, 4), self.frontier.pending_urls()))
-        return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable)
+        return StepReport(batch.key, len(fresh), decisions, selection.menu, self.stable, tuple(dead))
 
     def _page(self, url: str, collections: dict[str, tuple[str, ...]], tag_paths: frozenset[str],
               element_paths: frozenset[str]) -> Page:

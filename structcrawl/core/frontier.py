@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from structcrawl.core.deadregions import DeadRegions
 from structcrawl.core.model import FINGERPRINT_OCCURRENCE
 
 STRATEGIES = ("densest", "sparsest")
@@ -129,6 +130,9 @@ class Frontier:
         self._class_links: Counter = Counter()  #: class id -> links over all its collections
         #: key of a collection folded into another by a class merge -> the key it lives under
         self._renamed: dict[tuple[int, str], tuple[int, str]] = {}
+        #: directories and file types where ``trap_pages`` URLs failed and none succeeded: their URLs
+        #: are never handed out
+        self.dead = DeadRegions(trap_pages)
 
     # -- filling -------------------------------------------------------------
     def seed(self, url: str) -> Batch:
@@ -245,10 +249,13 @@ class Frontier:
             return False
         return max(coll.leads_to.values()) >= self.saturation_share * total
 
+    def _skipped(self, url: str) -> bool:
+        return url in self.issued or self.dead.dead(url)
+
     def _pending(self, coll: Collection) -> bool:
         if coll.trap:
             return False
-        while coll.cursor < len(coll.urls) and coll.urls[coll.cursor] in self.issued:
+        while coll.cursor < len(coll.urls) and self._skipped(coll.urls[coll.cursor]):
             coll.cursor += 1
         return coll.cursor < len(coll.urls)
 
@@ -287,7 +294,7 @@ class Frontier:
         while best.cursor < len(best.urls) and len(urls) < size:
             url = best.urls[best.cursor]
             best.cursor += 1
-            if url not in self.issued:
+            if not self._skipped(url):
                 self.issued.add(url)
                 urls.append(url)
         return Batch(best.key, tuple(urls))
@@ -397,7 +404,7 @@ class Frontier:
                 continue
             w = 1.0 / (1 + coll.fetched)
             for url in coll.urls[coll.cursor:]:
-                if url not in self.issued and w < weight.get(url, math.inf):
+                if not self._skipped(url) and w < weight.get(url, math.inf):
                     weight[url], source[url] = w, coll.key
 
         def key(url: str) -> float:  # log(u) / w, u in (0, 1]: the larger, the sooner drawn

@@ -117,6 +117,10 @@ class ModelSteps:
         stats.set_value("structcrawl/stability_window", explorer.stability.window)
         stats.set_value("structcrawl/model_step_max_ms", round(self.max_seconds * 1000, 3))
         stats.set_value("structcrawl/model_step_total_s", round(self.total_seconds, 3))
+        for region in step.report.dead_regions:
+            stats.set_value("structcrawl/dead_regions", len(explorer.frontier.dead.found))
+            logger.info("Dead region %s: %d or more of its URLs failed and none answered; its other URLs are not "
+                        "fetched", region, explorer.frontier.dead.failures)
         created = sum(d.action == "new" for d in step.report.decisions)
         if created:
             stats.inc_value("structcrawl/classes_created", created)
