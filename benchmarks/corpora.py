@@ -248,6 +248,25 @@ CORPORA = {
             ("object", r"\$\.html$"),
             ("class", r"\.html$"),
         ]),
+    "yard": dict(
+        package="yard-doc", version="0.9.28-2+deb12u2", generator="YARD 0.9 (Ruby)",
+        root="yard-doc/usr/share/doc/yard/doc", entry="index.html", extra=True,
+        # YARD's own API: one page per class, exception and module (the kind in the page's <h1>; the
+        # class template is the module template plus an inheritance block: scored once more as one
+        # "namespace" type), one per extra file (file.*.html; index.html is the README's), the class,
+        # method, file and tag lists of its frames view, an alphabetic index
+        coarse={"exception": "namespace", "class": "namespace", "module": "namespace"},
+        classes=[
+            ("list", r"^(class|method|file|tag)_list\.html$"),
+            ("index", r"^_index\.html$"),
+            ("frames", r"^frames\.html$"),
+            ("file", r"^(file\.[^/]+|index)\.html$"),
+        ],
+        markers=[
+            ("exception", rb"<h1>Exception: "),
+            ("class", rb"<h1>Class: "),
+            ("module", rb"<h1>(Module: |Top Level Namespace)"),
+        ]),
     "octave": dict(
         package="octave-doc", version="7.3.0-2", generator="GNU Texinfo 6.8 (makeinfo)",
         root="octave-doc/usr/share/doc/octave/octave.html", entry="index.html", extra=True,
