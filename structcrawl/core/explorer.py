@@ -323,7 +323,8 @@ class Explorer:
             self._judged.append((checked_pages, len(self.order), before, right))
             check = Check(
                 pages=len(now), new=len(new), predicted=len(right),
-                earlier=len(before), moved=sum(1 for u, c in before.items() if now[u] != c),
+                earlier=len(before), moved=sum(1 for u, c in before.items()
+                                               if now[u] != c and now[u] != self.predicted.get(u)),
                 classes=len(self.model.classes),
                 untried=self.frontier.untried(self._class_size, self._found_at_check),
                 surprised=sum(1 for u in new if self.audit and u in self.audit.urls

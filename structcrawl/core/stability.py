@@ -24,7 +24,11 @@ placement is the prequential test's truth).  Only in that direction: a page
 predicted right and moved since is already charged by ``moved``.  odoc's class
 types and crystal's enums found such a class check after check, each folded
 back at the next (js-of-ocaml densest at 16 in flight 62 -> 40 % fetched, F*
-0.913 -> 0.922; docs/design.md, item 35).
+0.913 -> 0.922; docs/design.md, item 35).  Nor is the fold-back itself a move:
+a page that comes into the very class predicted on its arrival is the update's
+error undone, charged once already as a misprediction, not the model changing
+its mind (octave's subsubsections, placed in fresh classes a merge folded back
+later, 26 pages "moved" at once; docs/design.md, item 52).
 
 The crawl's own order picks the pages a check judges, and an order never
 returns to some regions: a type behind a collection tried while it held a
@@ -55,7 +59,8 @@ class Check:
     new: int  #: pages modelled since the previous check
     predicted: int  #: of them, put where the previous check's model predicted
     earlier: int  #: pages modelled before the previous check
-    moved: int  #: of them, now in another class than at the previous check
+    #: of them, now in another class than at the previous check — but the class predicted on their arrival
+    moved: int
     classes: int  #: classes after the check
     untried: int = 0  #: link collections with URLs waiting that were never tried
     #: of ``predicted``, pages placed elsewhere at first and in the predicted class by a later check
