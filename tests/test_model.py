@@ -819,23 +819,30 @@ def _references_and_chapters(chapters: int) -> SiteModel:
     return m
 
 
+def _checked_explorer(m: SiteModel):
+    """An explorer over model ``m`` as a check finds it: every page modelled where predicted, a
+    collection co-citing classes 0 and 1, refined a moment ago (not due)."""
+    from structcrawl.core.explorer import Explorer
+
+    ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
+    ex.model = m
+    ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
+    ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+    ex.order = [u for cls in m.classes.values() for u in cls.members]
+    ex.predicted = {u: m.page_class[u] for u in ex.order}
+    ex._refined_at = (frozenset(m.classes), len(m.pages))
+    return ex
+
+
 def test_a_merge_approved_at_two_checks_in_a_row_is_made_at_the_second():
     """A pair refinement approves waits for no schedule once the next check approves it
     again (ghc's two module classes were mispredicted for three checks); approved at one
     check only it is not made there (QDoc's first two class pages went into the overview
     pages' class at 53 pages), nor with a class of fewer than ``CONFIRMED_MERGE_PAGES``."""
-    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES, Explorer
+    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES
 
-    def explorer(chapters: int) -> Explorer:
-        m = _references_and_chapters(chapters)
-        ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
-        ex.model = m
-        ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
-        ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
-        ex.order = [u for cls in m.classes.values() for u in cls.members]
-        ex.predicted = {u: m.page_class[u] for u in ex.order}
-        ex._refined_at = (frozenset(m.classes), len(m.pages))  # refined a moment ago: not due
-        return ex
+    def explorer(chapters: int):
+        return _checked_explorer(_references_and_chapters(chapters))
 
     ex = explorer(chapters=CONFIRMED_MERGE_PAGES)
     ex.check()
@@ -856,18 +863,14 @@ def test_a_prediction_the_next_checks_bear_out_counts_as_predicted():
     next).  Here the reference pages arrive predicted with the chapters, are placed apart,
     and the next check merges the two classes under the reference pages' id: the chapters'
     class is gone and stands for the class its pages are in now."""
-    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES, Explorer
+    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES
 
     m = _references_and_chapters(CONFIRMED_MERGE_PAGES)
-    ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
-    ex.model = m
-    ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
-    ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
+    ex = _checked_explorer(m)
     refs = list(m.classes[0].members)
     ex.order = [u for cid in (1, 2, 3, 4) for u in m.classes[cid].members] + refs
-    ex.predicted = {u: m.page_class[u] for u in ex.order} | {u: 1 for u in refs}
+    ex.predicted |= {u: 1 for u in refs}
     ex._checked = ({u: m.page_class[u] for u in ex.order[:-len(refs)]}, len(ex.order) - len(refs))
-    ex._refined_at = (frozenset(m.classes), len(m.pages))
     ex.check()
     first = ex.stability.checks[0]
     assert (first.new, first.predicted, first.forgiven) == (12, 0, 0) and 1 in ex.model.classes
@@ -1055,20 +1058,14 @@ def test_a_page_moved_into_the_class_predicted_on_its_arrival_is_not_counted_mov
     error undone, not the model changing its mind.  Here the chapter pages, predicted with the
     reference pages and placed apart, join them when refinement merges the two classes; had
     they been predicted apart, the same merge moves them."""
-    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES, Explorer
+    from structcrawl.core.explorer import CONFIRMED_MERGE_PAGES
 
     def moved(predicted_with_references: bool) -> int:
         m = _references_and_chapters(CONFIRMED_MERGE_PAGES)
-        ex = Explorer("http://site.test/", stability=StabilityRule(window=3))
-        ex.model = m
-        ex.frontier.add_links(9, {"tree": ["ref0", "ch0"]})
-        ex.frontier.collections[(9, "tree")].leads_to.update({0: 1, 1: 1})
-        ex.order = [u for cls in m.classes.values() for u in cls.members]
-        ex.predicted = {u: m.page_class[u] for u in ex.order}
+        ex = _checked_explorer(m)
         if predicted_with_references:
             ex.predicted |= {u: 0 for u in m.classes[1].members}
         ex._checked = (dict(m.page_class), len(ex.order))
-        ex._refined_at = (frozenset(m.classes), len(m.pages))
         ex.check()
         ex.check()
         assert [(x.kept, x.merged) for x in ex.merges] == [(0, 1)]
